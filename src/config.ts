@@ -1,0 +1,45 @@
+import { Type, type Static } from 'typebox'
+import { Value } from 'typebox/value'
+
+/** Every setting the service reads, with its default. Only the entry points read process.env. */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/petstore.db' }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  DEPRECATION_DATE: Type.String({ format: 'date-time', default: '2026-01-01T00:00:00Z' }),
+  SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 })
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {}
+
+const INTEGER_TEXT = /^(0|[1-9]\d*)$/
+
+/**
+ * Parses the environment once. Fails with a one-line message that names the variable,
+ * because that line is all an operator sees when a deploy does not start.
+ */
+export function loadConfig (env: Record<string, string | undefined>): Config {
+  const raw: Record<string, unknown> = {}
+  for (const [name, schema] of Object.entries(ConfigSchema.properties)) {
+    const text = env[name]
+    if (text === undefined || text === '') continue
+    const isInteger = (schema as { type?: string }).type === 'integer'
+    if (isInteger && !INTEGER_TEXT.test(text)) {
+      throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(text)}`)
+    }
+    raw[name] = isInteger ? Number(text) : text
+  }
+  const config = Value.Default(ConfigSchema, raw) as Record<string, unknown>
+  const [error] = Value.Errors(ConfigSchema, config)
+  if (error) {
+    const name = error.instancePath.replace(/^\//, '')
+    throw new ConfigError(`${name} is invalid: ${error.message} (got ${JSON.stringify(config[name])})`)
+  }
+  if (typeof config.PUBLIC_URL === 'string') config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
+  return config as Config
+}

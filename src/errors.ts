@@ -1,0 +1,80 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { ERROR_CODES, type ErrorBody, type ErrorCode } from './schemas.ts'
+
+export interface ErrorDetail { field: string, message: string }
+
+/** An error the service means to send: its code fixes the HTTP status. */
+export class ApiError extends Error {
+  readonly code: ErrorCode
+  readonly statusCode: number
+  readonly details?: ErrorDetail[]
+  readonly headers?: Record<string, string>
+
+  constructor (code: ErrorCode, message: string, options: { details?: ErrorDetail[], headers?: Record<string, string> } = {}) {
+    super(message)
+    this.code = code
+    this.statusCode = ERROR_CODES[code]
+    this.details = options.details
+    this.headers = options.headers
+  }
+}
+
+export const invalidRequest = (message: string, details?: ErrorDetail[]) =>
+  new ApiError('invalid_request', message, details ? { details } : {})
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>(
+  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode])
+)
+
+/** Fastify's own errors for request bodies, translated into the service's words. */
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than the limit of 16 KiB.',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'The request body must be application/json.',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'The Content-Length header does not match the body.',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'The request body is empty; a JSON object is required.'
+}
+
+export function errorBody (code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
+  const body: ErrorBody = { code, message, status: ERROR_CODES[code] }
+  if (details && details.length > 0) body.details = details
+  return body
+}
+
+/**
+ * Turns anything thrown into the Error body. Client errors say what was wrong; server errors
+ * say only that something failed and which request it was, and the detail goes to the log.
+ */
+export function toErrorBody (error: FastifyError | ApiError, requestId: string): ErrorBody {
+  if (error instanceof ApiError) {
+    if (error.statusCode >= 500) return errorBody(error.code, `${error.message} (request id ${requestId})`)
+    return errorBody(error.code, error.message, error.details)
+  }
+  const status = typeof error.statusCode === 'number' ? error.statusCode : 500
+  if (status >= 400 && status < 500) {
+    const code = CODE_BY_STATUS.get(status) ?? 'invalid_request'
+    const message = FRAMEWORK_MESSAGES[error.code] ?? (code === 'invalid_request' ? error.message : defaultMessage(code))
+    return errorBody(code, message)
+  }
+  if (status === 503) return errorBody('unavailable', `The service is unavailable; retry later (request id ${requestId}).`)
+  return errorBody('internal', `The request failed on the server (request id ${requestId}).`)
+}
+
+function defaultMessage (code: ErrorCode): string {
+  return code.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()) + '.'
+}
+
+export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+  const body = toErrorBody(error, request.id)
+  if (body.status >= 500) {
+    request.log.error({ err: error }, 'request failed')
+  } else if (!(error instanceof ApiError)) {
+    request.log.info({ code: body.code, reason: error.message }, 'request rejected')
+  }
+  if (error instanceof ApiError && error.headers) reply.headers(error.headers)
+  if (body.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="petstore"')
+  return reply.code(body.status).type('application/json').send(body)
+}
+
+export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {
+  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`))
+}

@@ -1,0 +1,48 @@
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { ApiError } from '../errors.ts'
+import { API_KEY_PATTERN, hashApiKey } from '../keys.ts'
+import type { ApiKeyRecord, Store } from '../store/types.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest { apiKeyId?: number }
+}
+
+const BEARER = /^bearer +(\S+)$/i
+// last_used_at is for operators, not an audit log: a write per minute per key is plenty.
+const TOUCH_INTERVAL_MS = 60_000
+
+function unauthorized (tokenSent: boolean): ApiError {
+  return new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', {
+    headers: { 'www-authenticate': tokenSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"' }
+  })
+}
+
+export function isUsable (key: ApiKeyRecord, now: number): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now)
+}
+
+/**
+ * The bearer check that guards every /v1 operation. It runs first (onRequest), so an
+ * unauthenticated request never learns whether its body or parameters were right. The key
+ * is found by its SHA-256 hash; the message never says whether a key exists.
+ */
+export function bearerAuth (store: Store, now: () => number): onRequestAsyncHookHandler {
+  const lastTouched = new Map<number, number>()
+  return async function authenticate (request: FastifyRequest) {
+    // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
+    const header = request.headers.authorization?.trim()
+    if (!header) throw unauthorized(false)
+    const token = BEARER.exec(header)?.[1]
+    if (token === undefined || !API_KEY_PATTERN.test(token)) throw unauthorized(true)
+    const key = await store.findApiKeyByHash(hashApiKey(token))
+    const at = now()
+    if (!key || !isUsable(key, at)) throw unauthorized(true)
+    request.apiKeyId = key.id
+    if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
+      lastTouched.set(key.id, at)
+      store.touchApiKey(key.id, new Date(at).toISOString()).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'could not record the key as used')
+      })
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { Type, type Static } from 'typebox'
+
+/**
+ * Every shape of the interface, declared once: request validation, response serialization,
+ * the TypeScript types and the OpenAPI document all come from here.
+ */
+
+export const INT64_MIN = -(2n ** 63n)
+export const INT64_MAX = 2n ** 63n - 1n
+
+/** An int64 as the service holds it: a bigint, written to JSON as an exact integer literal. */
+export const Int64 = Type.Unsafe<bigint>({ type: 'integer', format: 'int64' })
+
+export const PetStatusSchema = Type.Enum(['available', 'pending', 'sold'], {
+  $id: 'PetStatus',
+  description: 'Availability status of the animal.'
+})
+export type PetStatus = Static<typeof PetStatusSchema>
+export const PET_STATUSES: PetStatus[] = ['available', 'pending', 'sold']
+
+/**
+ * 1..200 code points, not only whitespace, no control characters and no lone surrogates
+ * (which could not be stored alike in every store).
+ */
+export const NAME_PATTERN = '^(?!\\s*$)[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$'
+
+const petName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: NAME_PATTERN,
+  description: "The animal's name: 1 to 200 characters, not only whitespace, no control characters. Stored exactly as sent.",
+  examples: ['Rex']
+})
+
+const categoryId = Type.Integer({
+  format: 'int64',
+  description: 'Identifier of the category the animal belongs to. Any signed 64-bit integer, read and written exactly.',
+  examples: [7]
+})
+
+export const NewPetSchema = Type.Object({
+  name: petName,
+  categoryId,
+  status: Type.Optional(Type.Ref('PetStatus'))
+}, {
+  $id: 'NewPet',
+  description: 'An animal to add. When `status` is omitted the pet has no status. Fields not listed here are ignored and never stored.'
+})
+
+/** The body as validated: categoryId is a JS number here; its exact value is read from the source text. */
+export type NewPetBody = Static<typeof NewPetSchema>
+
+export const PetSchema = Type.Object({
+  id: Type.Unsafe<bigint>({ ...Int64, description: 'Unique identifier assigned by the service on creation.', examples: [1] }),
+  name: petName,
+  categoryId: Type.Unsafe<bigint>({ ...categoryId }),
+  status: Type.Optional(Type.Unsafe<PetStatus>(Type.Ref('PetStatus')))
+}, { $id: 'Pet', description: 'An animal record. `status` is absent when the pet has none.' })
+
+export type Pet = Static<typeof PetSchema>
+export type NewPet = Omit<Pet, 'id'>
+
+export const PetsSchema = Type.Array(Type.Ref('Pet'), { $id: 'Pets', description: 'A list of animals.' })
+
+export const ERROR_CODES = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_in_progress: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_conflict: 422,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503
+} as const
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export const ErrorSchema = Type.Object({
+  code: Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[], { description: 'Machine-readable error code; fixed per HTTP status.' }),
+  message: Type.String({ description: 'Human-readable description.' }),
+  status: Type.Integer({ description: 'The HTTP status code of the response.' }),
+  details: Type.Optional(Type.Array(Type.Object({
+    field: Type.String({ description: 'Where the problem is, e.g. `body.name` or `query.limit`.' }),
+    message: Type.String()
+  }), { description: 'The offending fields, when the error is about the request.' }))
+}, { $id: 'Error' })
+export type ErrorBody = Static<typeof ErrorSchema>
+
+export const ListPetsQuerySchema = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Maximum number of animals returned.' })),
+  status: Type.Optional(Type.Enum(PET_STATUSES, { description: 'Only animals with this status are listed.' })),
+  cursor: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[A-Za-z0-9_-]+$',
+    description: 'Opaque position from a `Link: rel="next"` header. Follow the link rather than building it.'
+  }))
+})
+
+export const PetIdParamsSchema = Type.Object({
+  petId: Type.Integer({
+    format: 'int64',
+    description: 'Identifier of the animal to retrieve.'
+  })
+})
+
+/** Query and path values as the strict parser hands them to handlers. */
+export interface ListPetsQuery { limit: number, status?: PetStatus, cursor?: string }
+export interface PetIdParams { petId: bigint }
+
+export const sharedSchemas = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema]

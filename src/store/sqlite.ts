@@ -1,0 +1,164 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import type { NewPet, Pet, PetStatus } from '../schemas.ts'
+import { loadMigrations } from './migrations.ts'
+import type { ApiKeyRecord, ListPetsOptions, NewApiKey, Store } from './types.ts'
+
+interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus | null }
+interface KeyRow {
+  id: number
+  name: string
+  prefix: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+  expires_at: string | null
+}
+
+export function petFromRow (row: PetRow): Pet {
+  const pet: Pet = { id: BigInt(row.id), name: row.name, categoryId: BigInt(row.category_id) }
+  if (row.status !== null) pet.status = row.status
+  return pet
+}
+
+export function keyFromRow (row: KeyRow): ApiKeyRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+    expiresAt: row.expires_at
+  }
+}
+
+/** Where a sqlite: URL points; ':memory:' for an in-memory database. */
+export function sqlitePath (url: string): string {
+  const path = url.slice('sqlite:'.length)
+  if (path === '') throw new Error('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/petstore.db')
+  return path
+}
+
+const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite'
+  readonly #db: DatabaseSync
+  readonly #statements = new Map<string, StatementSync>()
+
+  constructor (path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    this.#db = new DatabaseSync(path)
+    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
+    // acknowledged 201 survives a crash or a power cut. The busy timeout covers the CLI
+    // writing while the server runs.
+    this.#db.exec('PRAGMA busy_timeout = 5000')
+    this.#db.exec('PRAGMA journal_mode = WAL')
+    this.#db.exec('PRAGMA synchronous = FULL')
+    this.#db.exec('PRAGMA foreign_keys = ON')
+  }
+
+  /** Statements are prepared once and reused; int64 columns come back as bigint. */
+  #statement (sql: string): StatementSync {
+    let statement = this.#statements.get(sql)
+    if (!statement) {
+      statement = this.#db.prepare(sql)
+      statement.setReadBigInts(true)
+      this.#statements.set(sql, statement)
+    }
+    return statement
+  }
+
+  #transaction<T> (work: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE')
+    try {
+      const result = work()
+      this.#db.exec('COMMIT')
+      return result
+    } catch (error) {
+      this.#db.exec('ROLLBACK')
+      throw error
+    }
+  }
+
+  async migrate (): Promise<string[]> {
+    this.#db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
+    // BEGIN IMMEDIATE takes the write lock first, so two processes starting together
+    // apply each migration exactly once.
+    return this.#transaction(() => {
+      const applied = new Set(this.#db.prepare('SELECT version FROM schema_migrations').all().map((row) => Number(row.version)))
+      const names: string[] = []
+      for (const migration of loadMigrations('sqlite')) {
+        if (applied.has(migration.version)) continue
+        this.#db.exec(migration.sql)
+        this.#db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, new Date().toISOString())
+        names.push(`${String(migration.version).padStart(3, '0')}-${migration.name}`)
+      }
+      return names
+    })
+  }
+
+  async checkReady (): Promise<void> {
+    const latest = loadMigrations('sqlite').at(-1)?.version ?? 0
+    const row = this.#statement('SELECT max(version) AS version FROM schema_migrations').get()
+    if (Number(row?.version ?? 0) < latest) throw new Error('database schema is behind: run migrations')
+  }
+
+  async createPet (pet: NewPet): Promise<Pet> {
+    const row = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status')
+      .get(pet.name, pet.categoryId, pet.status ?? null) as unknown as PetRow
+    return petFromRow(row)
+  }
+
+  async getPet (id: bigint): Promise<Pet | undefined> {
+    const row = this.#statement('SELECT id, name, category_id, status FROM pets WHERE id = ?').get(id)
+    return row ? petFromRow(row as unknown as PetRow) : undefined
+  }
+
+  async listPets ({ limit, status, afterId }: ListPetsOptions): Promise<Pet[]> {
+    const after = afterId ?? -(2n ** 63n)
+    const rows = status === undefined
+      ? this.#statement('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?').all(after, limit)
+      : this.#statement('SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?').all(status, after, limit)
+    return (rows as unknown as PetRow[]).map(petFromRow)
+  }
+
+  async countPets (): Promise<number> {
+    return Number(this.#statement('SELECT count(*) AS n FROM pets').get()?.n)
+  }
+
+  async createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
+    const row = this.#statement(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
+      .get(key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null)
+    return keyFromRow(row as unknown as KeyRow)
+  }
+
+  async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.#statement(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`).get(hash)
+    return row ? keyFromRow(row as unknown as KeyRow) : undefined
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    return (this.#statement(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`).all() as unknown as KeyRow[]).map(keyFromRow)
+  }
+
+  async revokeApiKey (id: number): Promise<boolean> {
+    const result = this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(new Date().toISOString(), id)
+    return Number(result.changes) > 0
+  }
+
+  async touchApiKey (id: number, at: string): Promise<void> {
+    this.#statement('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id)
+  }
+
+  async countApiKeys (): Promise<number> {
+    return Number(this.#statement('SELECT count(*) AS n FROM api_keys').get()?.n)
+  }
+
+  async close (): Promise<void> {
+    if (this.#db.isOpen) this.#db.close()
+  }
+}

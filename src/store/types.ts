@@ -1,0 +1,42 @@
+import type { NewPet, Pet, PetStatus } from '../schemas.ts'
+
+export interface ListPetsOptions {
+  limit: number
+  status?: PetStatus
+  /** Keyset position: only pets with a greater id. */
+  afterId?: bigint
+}
+
+/** An API key as stored: never the secret, only its SHA-256 hash and a display prefix. */
+export interface ApiKeyRecord {
+  id: number
+  name: string
+  prefix: string
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+  expiresAt: string | null
+}
+
+export interface NewApiKey { name: string, prefix: string, hash: string, expiresAt?: string | null }
+
+/** The one storage seam: SQL lives only behind it, one adapter per database. */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+  /** Applies pending migrations; safe to call from several processes at once. */
+  migrate(): Promise<string[]>
+  /** Throws when the database cannot answer or its schema is behind the code. */
+  checkReady(): Promise<void>
+  createPet(pet: NewPet): Promise<Pet>
+  getPet(id: bigint): Promise<Pet | undefined>
+  listPets(options: ListPetsOptions): Promise<Pet[]>
+  countPets(): Promise<number>
+  createApiKey(key: NewApiKey): Promise<ApiKeyRecord>
+  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>
+  listApiKeys(): Promise<ApiKeyRecord[]>
+  /** Returns false when no key has that id. Revoking twice keeps the first time. */
+  revokeApiKey(id: number): Promise<boolean>
+  touchApiKey(id: number, at: string): Promise<void>
+  countApiKeys(): Promise<number>
+  close(): Promise<void>
+}

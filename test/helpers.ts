@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.ts'
+import { loadConfig, type Config } from '../src/config.ts'
+import { generateApiKey } from '../src/keys.ts'
+import { openStore } from '../src/store/index.ts'
+import type { Store } from '../src/store/types.ts'
+
+/** Which store the API suite runs on this time: scripts/run-tests.ts runs it once per store. */
+export const STORE_KIND = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'postgres'
+
+export interface TestStore { url: string, store: Store, cleanup(): Promise<void> }
+
+/** A fresh, migrated, empty store of the kind under test, removed after the test. */
+export async function createTestStore (): Promise<TestStore> {
+  if (STORE_KIND === 'postgres') throw new Error('the PostgreSQL store is not available yet')
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
+  const url = `sqlite:${join(dir, 'petstore.db')}`
+  const store = await openStore(url)
+  await store.migrate()
+  return { url, store, cleanup: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) } }
+}
+
+export function testConfig (overrides: Record<string, string> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'silent', ...overrides })
+}
+
+export async function issueKey (store: Store, name = 'test'): Promise<{ key: string, id: number }> {
+  const generated = generateApiKey()
+  const record = await store.createApiKey({ name, hash: generated.hash, prefix: generated.prefix })
+  return { key: generated.key, id: record.id }
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  store: Store
+  url: string
+  key: string
+  keyId: number
+  auth: { authorization: string }
+}
+
+/** An app on a fresh store with one key, closed when the test ends. */
+export async function buildTestApp (t: TestContext, options: { env?: Record<string, string>, now?: () => number, logStream?: NodeJS.WritableStream } = {}): Promise<TestApp> {
+  const { url, store, cleanup } = await createTestStore()
+  const { key, id } = await issueKey(store)
+  const app = await buildApp({ config: testConfig(options.env), store, now: options.now, logStream: options.logStream })
+  t.after(async () => { await app.close(); await cleanup() })
+  return { app, store, url, key, keyId: id, auth: { authorization: `Bearer ${key}` } }
+}
+
+export const json = { 'content-type': 'application/json' }
