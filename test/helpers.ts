@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { createResponseValidator } from './openapi-validator.ts'
 import { buildApp } from '../src/app.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import { generateApiKey } from '../src/keys.ts'
@@ -34,8 +37,28 @@ export async function issueKey (store: Store, name = 'test'): Promise<{ key: str
   return { key: generated.key, id: record.id }
 }
 
+/** The committed contract; a test keeps it equal to the served one. */
+export const openapiDocument = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'))
+export const validateResponse = createResponseValidator(openapiDocument)
+
+/** app.inject, plus the check that the answer is one the OpenAPI document allows. */
+export async function injectChecked (app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse> {
+  const res = await app.inject(options)
+  const errors = validateResponse({
+    method: options.method ?? 'GET',
+    url: String(options.url),
+    status: res.statusCode,
+    contentType: res.headers['content-type'] as string | undefined,
+    body: res.body
+  })
+  assert.deepEqual(errors, [], `answer does not match openapi.json: ${res.body}`)
+  return res
+}
+
 export interface TestApp {
   app: FastifyInstance
+  /** Every API test goes through this: it validates each answer against openapi.json. */
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>
   store: Store
   url: string
   key: string
@@ -49,7 +72,7 @@ export async function buildTestApp (t: TestContext, options: { env?: Record<stri
   const { key, id } = await issueKey(store)
   const app = await buildApp({ config: testConfig(options.env), store, now: options.now, logStream: options.logStream })
   t.after(async () => { await app.close(); await cleanup() })
-  return { app, store, url, key, keyId: id, auth: { authorization: `Bearer ${key}` } }
+  return { app, inject: (o) => injectChecked(app, o), store, url, key, keyId: id, auth: { authorization: `Bearer ${key}` } }
 }
 
 export const json = { 'content-type': 'application/json' }

@@ -1,0 +1,66 @@
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
+import type { ValidateFunction } from 'ajv'
+
+/**
+ * Checks an HTTP answer against an OpenAPI 3.1 document: the status must be documented for the
+ * operation and the body must match its schema. Answers for paths or methods the document does
+ * not have (404, 405) must still be the Error body.
+ */
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>
+  servers?: Array<{ url: string }>
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
+
+export interface ValidationTarget { method: string, url: string, status: number, contentType?: string, body: string }
+
+export function createResponseValidator (document: OpenApiDocument, basePath = '/v1') {
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  addFormats(ajv)
+  ajv.addSchema(document as object, 'openapi')
+  const compiled = new Map<string, ValidateFunction>()
+  const schemaAt = (pointer: string) => {
+    let validate = compiled.get(pointer)
+    if (!validate) compiled.set(pointer, (validate = ajv.compile({ $ref: `openapi#${pointer}` })))
+    return validate
+  }
+  const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1')
+  const templates = Object.keys(document.paths).map((template) => ({
+    template,
+    pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$')
+  }))
+
+  return function validateResponse ({ method, url, status, contentType, body }: ValidationTarget): string[] {
+    const path = url.split('?')[0]!
+    const relative = path.startsWith(basePath + '/') ? path.slice(basePath.length) : undefined
+    const template = relative === undefined ? undefined : templates.find((t) => t.pattern.test(relative))?.template
+    const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()
+    const operation = template ? document.paths[template]?.[verb] : undefined
+    if (method.toUpperCase() === 'HEAD') return body === '' ? [] : ['HEAD answer has a body']
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      return [`${method} ${path} → ${status}: body is not JSON`]
+    }
+    if (!contentType?.startsWith('application/json')) return [`${method} ${path} → ${status}: content-type ${contentType ?? 'missing'}`]
+    let pointer: string
+    if (operation) {
+      const key = String(status) in operation.responses ? String(status) : 'default' in operation.responses ? 'default' : undefined
+      if (!key) return [`${method} ${template} has no documented ${status} answer`]
+      pointer = `/paths/${escape(template!)}/${verb}/responses/${key}/content/application~1json/schema`
+    } else {
+      if (status < 400) return [`${method} ${path} → ${status}: not an operation of the document`]
+      pointer = '/components/schemas/Error'
+    }
+    const validate = schemaAt(pointer)
+    if (validate(parsed)) {
+      if (status >= 400 && (parsed as { status?: unknown }).status !== status) return [`Error body status ${(parsed as { status?: unknown }).status} ≠ HTTP ${status}`]
+      return []
+    }
+    return (validate.errors ?? []).map((e) => `${method} ${path} → ${status}: ${e.instancePath || 'body'} ${e.message ?? ''}`)
+  }
+}
