@@ -55,7 +55,7 @@ export async function buildApp ({ config, store, now = Date.now, logStream }: Ap
     await v1.register(openapiRoute)
     // Encapsulated: the bearer check covers the pet operations only.
     await v1.register(async (guarded) => {
-      guarded.addHook('onRequest', bearerAuth(store, now))
+      guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS))
       await guarded.register(petRoutes, {
         store,
         now,

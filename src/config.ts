@@ -10,7 +10,8 @@ export const ConfigSchema = Type.Object({
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   DEPRECATION_DATE: Type.String({ format: 'date-time', default: '2026-01-01T00:00:00Z' }),
   SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 })
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 }),
+  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 })
 })
 
 export type Config = Static<typeof ConfigSchema>

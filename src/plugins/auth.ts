@@ -2,6 +2,7 @@ import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { ApiError } from '../errors.ts'
 import { API_KEY_PATTERN, hashApiKey } from '../keys.ts'
 import type { ApiKeyRecord, Store } from '../store/types.ts'
+import { KeyCache } from './key-cache.ts'
 
 declare module 'fastify' {
   interface FastifyRequest { apiKeyId?: number }
@@ -11,11 +12,12 @@ const BEARER = /^bearer +(\S+)$/i
 // last_used_at is for operators, not an audit log: a write per minute per key is plenty.
 const TOUCH_INTERVAL_MS = 60_000
 
-function unauthorized (tokenSent: boolean): ApiError {
-  return new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', {
-    headers: { 'www-authenticate': tokenSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"' }
-  })
-}
+const unauthorized = (tokenSent: boolean) => new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', {
+  headers: { 'www-authenticate': tokenSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"' }
+})
+// Two answers, made once: a 401 is the cheapest answer the service gives, and keeps so.
+const MISSING_KEY = unauthorized(false)
+const INVALID_KEY = unauthorized(true)
 
 export function isUsable (key: ApiKeyRecord, now: number): boolean {
   return key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now)
@@ -26,17 +28,18 @@ export function isUsable (key: ApiKeyRecord, now: number): boolean {
  * unauthenticated request never learns whether its body or parameters were right. The key
  * is found by its SHA-256 hash; the message never says whether a key exists.
  */
-export function bearerAuth (store: Store, now: () => number): onRequestAsyncHookHandler {
+export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
+  const keys = new KeyCache(store, keyCacheTtlMs)
   return async function authenticate (request: FastifyRequest) {
     // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
     const header = request.headers.authorization?.trim()
-    if (!header) throw unauthorized(false)
+    if (!header) throw MISSING_KEY
     const token = BEARER.exec(header)?.[1]
-    if (token === undefined || !API_KEY_PATTERN.test(token)) throw unauthorized(true)
-    const key = await store.findApiKeyByHash(hashApiKey(token))
+    if (token === undefined || !API_KEY_PATTERN.test(token)) throw INVALID_KEY
     const at = now()
-    if (!key || !isUsable(key, at)) throw unauthorized(true)
+    const key = await keys.find(hashApiKey(token), at)
+    if (!key || !isUsable(key, at)) throw INVALID_KEY
     request.apiKeyId = key.id
     if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
       lastTouched.set(key.id, at)

@@ -2,10 +2,19 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import type { NewPet, Pet, PetStatus } from '../schemas.ts'
+import { GroupCommit } from './group-commit.ts'
 import { loadMigrations } from './migrations.ts'
 import type { ApiKeyRecord, ListPetsOptions, NewApiKey, Store } from './types.ts'
 
 interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus | null }
+/** The same columns read as an array: cheaper than an object per row on the list path. */
+type PetTuple = [bigint, string, bigint, PetStatus | null]
+
+function petFromTuple (row: PetTuple): Pet {
+  const pet: Pet = { id: row[0], name: row[1], categoryId: row[2] }
+  if (row[3] !== null) pet.status = row[3]
+  return pet
+}
 interface KeyRow {
   id: number
   name: string
@@ -47,6 +56,9 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly #db: DatabaseSync
   readonly #statements = new Map<string, StatementSync>()
+  readonly #writes: GroupCommit
+  readonly #dataVersion: StatementSync
+  #ownKeyWrites = 0
 
   constructor (path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -58,6 +70,17 @@ export class SqliteStore implements Store {
     this.#db.exec('PRAGMA journal_mode = WAL')
     this.#db.exec('PRAGMA synchronous = FULL')
     this.#db.exec('PRAGMA foreign_keys = ON')
+    this.#writes = new GroupCommit(this.#db)
+    this.#dataVersion = this.#db.prepare('PRAGMA data_version')
+    this.#dataVersion.setReturnArrays(true)
+  }
+
+  /**
+   * Changes whenever another connection (the CLI, another process) has committed, and when
+   * this one changed a key: caches of keys stay exact without a time bound.
+   */
+  dataVersion (): number {
+    return (this.#dataVersion.get() as unknown as [number])[0] * 1_000_000 + this.#ownKeyWrites
   }
 
   /** Statements are prepared once and reused; int64 columns come back as bigint. */
@@ -107,10 +130,12 @@ export class SqliteStore implements Store {
     if (Number(row?.version ?? 0) < latest) throw new Error('database schema is behind: run migrations')
   }
 
-  async createPet (pet: NewPet): Promise<Pet> {
-    const row = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status')
-      .get(pet.name, pet.categoryId, pet.status ?? null) as unknown as PetRow
-    return petFromRow(row)
+  createPet (pet: NewPet): Promise<Pet> {
+    const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
+    return this.#writes.run(() => {
+      const { id } = insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
+      return { id, ...pet }
+    })
   }
 
   async getPet (id: bigint): Promise<Pet | undefined> {
@@ -119,11 +144,17 @@ export class SqliteStore implements Store {
   }
 
   async listPets ({ limit, status, afterId }: ListPetsOptions): Promise<Pet[]> {
-    const after = afterId ?? -(2n ** 63n)
+    const after = afterId ?? 0n
     const rows = status === undefined
-      ? this.#statement('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?').all(after, limit)
-      : this.#statement('SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?').all(status, after, limit)
-    return (rows as unknown as PetRow[]).map(petFromRow)
+      ? this.#tuples('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?').all(after, limit)
+      : this.#tuples('SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?').all(status, after, limit)
+    return (rows as unknown as PetTuple[]).map(petFromTuple)
+  }
+
+  #tuples (sql: string): StatementSync {
+    const statement = this.#statement(sql)
+    statement.setReturnArrays(true)
+    return statement
   }
 
   async countPets (): Promise<number> {
@@ -146,6 +177,7 @@ export class SqliteStore implements Store {
   }
 
   async revokeApiKey (id: number): Promise<boolean> {
+    this.#ownKeyWrites++
     const result = this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(new Date().toISOString(), id)
     return Number(result.changes) > 0
   }

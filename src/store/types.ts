@@ -38,5 +38,11 @@ export interface Store {
   revokeApiKey(id: number): Promise<boolean>
   touchApiKey(id: number, at: string): Promise<void>
   countApiKeys(): Promise<number>
+  /**
+   * A number that changes whenever keys may have changed (another process committed, or
+   * this one wrote a key), checked cheaply per request. Stores that cannot tell leave it out,
+   * and key caches fall back to a time bound.
+   */
+  dataVersion?(): number
   close(): Promise<void>
 }

@@ -1,0 +1,161 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { generateApiKey } from '../src/keys.ts'
+import { openStore } from '../src/store/index.ts'
+import { runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
+import { seedPets } from './bench/seed.ts'
+import { canPin, pinSelfToCore1, rssMb, startServer, type BenchServer } from './bench/servers.ts'
+
+/**
+ * npm run bench [-- --quick | --scale | --soak] [--rounds N] [--duration S] [--connections C]
+ * The service (production settings, on a fresh store) against a bare Fastify route serving the
+ * same pets from memory, same load, alternating A/B; medians of each round.
+ * DATABASE_URL=postgres://… runs the service on PostgreSQL instead of a fresh SQLite file.
+ */
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    scale: { type: 'boolean', default: false },
+    soak: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string', default: '32' },
+    pets: { type: 'string', default: '10000' }
+  }
+})
+const rounds = Number(flags.rounds ?? (flags.quick ? 1 : 3))
+const duration = Number(flags.duration ?? (flags.quick ? 1 : 10))
+const connections = Number(flags.connections)
+const pinned = pinSelfToCore1()
+
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)] ?? NaN }
+const fmt = (n: number, digits = 0) => Number.isFinite(n) ? n.toFixed(digits) : '-'
+
+interface Prepared { databaseUrl: string, key: string, cleanup(): Promise<void> }
+
+async function prepareStore (pets: number): Promise<Prepared> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
+  const base = process.env.DATABASE_URL
+  const databaseUrl = base?.startsWith('postgres') ? base : `sqlite:${join(dir, 'petstore.db')}`
+  const store = await openStore(databaseUrl)
+  await store.migrate()
+  const key = generateApiKey()
+  await store.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix })
+  await store.close()
+  const seeded = performance.now()
+  await seedPets(databaseUrl, pets)
+  process.stderr.write(`seeded ${pets} pets in ${fmt(performance.now() - seeded)} ms (${databaseUrl.split(':')[0]})\n`)
+  return { databaseUrl, key: key.key, cleanup: async () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+function serviceEnv (databaseUrl: string): Record<string, string> {
+  // Production configuration: info logs on, rate limiting on with a limit the load cannot reach.
+  return { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000000', NODE_ENV: 'production' }
+}
+
+async function measure (server: BenchServer, scenario: Scenario, pets: number, key: string, seconds = duration): Promise<LoadResult & { rss: number }> {
+  const result = await runLoad(server.url, scenario.build(pets, key), { connections, duration: seconds })
+  return { ...result, rss: rssMb(server.pid) }
+}
+
+async function compare () {
+  const pets = Number(flags.pets)
+  const prepared = await prepareStore(pets)
+  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz')
+  const baseline = await startServer('baseline', 'scripts/bench/baseline.ts', { BENCH_PETS: String(pets) }, '/v1/pets?limit=1')
+  const samples = new Map<string, { service: Array<LoadResult & { rss: number }>, baseline: Array<LoadResult & { rss: number }> }>()
+  // Warm both up (JIT, caches) before anything counts.
+  for (const server of [service, baseline]) await measure(server, SCENARIOS[0]!, pets, prepared.key, 1)
+  for (let round = 0; round < rounds; round++) {
+    for (const scenario of SCENARIOS) {
+      const entry = samples.get(scenario.name) ?? { service: [], baseline: [] }
+      samples.set(scenario.name, entry)
+      const order = round % 2 === 0 ? [service, baseline] : [baseline, service]
+      for (const server of order) {
+        const sample = await measure(server, scenario, pets, prepared.key)
+        entry[server === service ? 'service' : 'baseline'].push(sample)
+        const unexpected = scenario.name === '401' ? 0 : sample.non2xx
+        if (unexpected > 0 || sample.errors > 0) process.stderr.write(`! ${server.name} ${scenario.name}: ${unexpected} non-2xx, ${sample.errors} errors\n`)
+      }
+      process.stderr.write(`round ${round + 1}/${rounds} ${scenario.name} done\n`)
+    }
+  }
+  await service.stop()
+  await baseline.stop()
+  await prepared.cleanup()
+
+  const store = prepared.databaseUrl.split(':')[0]
+  console.log(`\n${store}, ${pets} pets, ${connections} connections, ${duration} s × ${rounds} rounds, medians; server on core 0, load on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
+  console.log('| scenario | service req/s | baseline req/s | ratio | p50 ms svc / base | p99 ms svc / base | p99 ratio | RSS MB svc / base |')
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|')
+  for (const [name, { service: s, baseline: b }] of samples) {
+    const sr = median(s.map((x) => x.rps))
+    const br = median(b.map((x) => x.rps))
+    const ratios = s.map((x, i) => x.rps / b[i]!.rps)
+    const sp99 = median(s.map((x) => x.p99))
+    const bp99 = median(b.map((x) => x.p99))
+    console.log(`| ${name} | ${fmt(sr)} | ${fmt(br)} | ${fmt(median(ratios), 2)}× | ${fmt(median(s.map((x) => x.p50)), 1)} / ${fmt(median(b.map((x) => x.p50)), 1)} | ${fmt(sp99, 1)} / ${fmt(bp99, 1)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} |`)
+  }
+}
+
+async function scale () {
+  const sizes = flags.quick ? [1_000, 20_000] : [1_000, 1_000_000]
+  const results = new Map<string, Map<number, LoadResult>>()
+  const extra: string[] = []
+  for (const size of sizes) {
+    const prepared = await prepareStore(size)
+    const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz')
+    extra.push(`${size} pets: ready in ${fmt(service.startupMs)} ms after spawn`)
+    await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)
+    for (const scenario of SCALE_SCENARIOS) {
+      const byRound: LoadResult[] = []
+      for (let round = 0; round < rounds; round++) byRound.push(await measure(service, scenario, size, prepared.key))
+      const row = results.get(scenario.name) ?? new Map()
+      results.set(scenario.name, row)
+      row.set(size, { rps: median(byRound.map((r) => r.rps)), p50: median(byRound.map((r) => r.p50)), p99: median(byRound.map((r) => r.p99)), non2xx: 0, errors: 0 })
+    }
+    const mix = await measure(service, SCENARIOS.find((s) => s.name === 'mix')!, size, prepared.key)
+    extra.push(`${size} pets: RSS under the mix ${fmt(mix.rss)} MB (${fmt(mix.rps)} req/s)`)
+    await service.stop()
+    await prepared.cleanup()
+  }
+  const [small, large] = sizes as [number, number]
+  console.log(`\nscale: ${connections} connections, ${duration} s × ${rounds} rounds, medians (p50/p99 in ms)`)
+  console.log(`| scenario | p50 @${small} | p50 @${large} | p50 ratio | p99 @${small} | p99 @${large} | req/s @${small} | req/s @${large} |`)
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|')
+  for (const [name, row] of results) {
+    const a = row.get(small)!
+    const b = row.get(large)!
+    console.log(`| ${name} | ${fmt(a.p50, 1)} | ${fmt(b.p50, 1)} | ${fmt(b.p50 / a.p50, 2)}× | ${fmt(a.p99, 1)} | ${fmt(b.p99, 1)} | ${fmt(a.rps)} | ${fmt(b.rps)} |`)
+  }
+  for (const line of extra) console.log(`- ${line}`)
+}
+
+async function soak () {
+  const size = flags.quick ? 10_000 : 1_000_000
+  const minutes = flags.quick ? 0.2 : 5
+  const prepared = await prepareStore(size)
+  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz')
+  const mix = SCENARIOS.find((s) => s.name === 'mix')!
+  await measure(service, mix, size, prepared.key, flags.quick ? 1 : 30)
+  const samples: number[] = []
+  const step = flags.quick ? 2 : 15
+  for (let t = 0; t < minutes * 60; t += step) {
+    const r = await measure(service, mix, size, prepared.key, step)
+    samples.push(r.rss)
+    process.stderr.write(`soak ${t + step}s: ${fmt(r.rps)} req/s, RSS ${fmt(r.rss, 1)} MB\n`)
+  }
+  await service.stop()
+  await prepared.cleanup()
+  const quarter = Math.max(1, Math.floor(samples.length / 4))
+  const first = median(samples.slice(0, quarter))
+  const last = median(samples.slice(-quarter))
+  console.log(`\nsoak: ${size} pets, mix at ${connections} connections for ${minutes} min: RSS first quarter ${fmt(first, 1)} MB, last quarter ${fmt(last, 1)} MB, growth ${fmt((last / first - 1) * 100, 1)} %, max ${fmt(Math.max(...samples), 1)} MB`)
+}
+
+console.log(`bench: node ${process.version}, taskset ${canPin ? 'available' : 'unavailable'}`)
+if (flags.scale) await scale()
+else if (flags.soak) await soak()
+else await compare()

@@ -1,0 +1,64 @@
+import autocannon from 'autocannon'
+import { encodeCursor } from '../../src/int64.ts'
+
+export interface Scenario { name: string, build(pets: number, key: string): autocannon.Request[] }
+export interface LoadResult { rps: number, p50: number, p99: number, non2xx: number, errors: number }
+
+const get = (path: string, key?: string): autocannon.Request =>
+  ({ method: 'GET', path, headers: key ? { authorization: `Bearer ${key}` } : {} })
+
+const createBody = (i: number) => JSON.stringify({ name: `bench-${i}`, categoryId: i % 50, status: 'available' })
+const create = (key: string): autocannon.Request => ({
+  method: 'POST',
+  path: '/v1/pets',
+  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  setupRequest: (request) => ({ ...request, body: createBody(Math.floor(Math.random() * 1e6)) })
+})
+const randomGet = (pets: number, key: string): autocannon.Request => ({
+  ...get('/v1/pets/1', key),
+  setupRequest: (request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * pets)}` })
+})
+
+export const SCENARIOS: Scenario[] = [
+  { name: 'list 20', build: (_pets, key) => [get('/v1/pets?limit=20', key)] },
+  { name: 'list 20 status', build: (_pets, key) => [get('/v1/pets?limit=20&status=pending', key)] },
+  { name: 'list deep cursor', build: (pets, key) => [get(`/v1/pets?limit=20&cursor=${encodeCursor(BigInt(Math.floor(pets * 0.9)))}`, key)] },
+  { name: 'get by id', build: (pets, key) => [randomGet(pets, key)] },
+  { name: 'create', build: (_pets, key) => [create(key)] },
+  { name: '401', build: () => [get('/v1/pets?limit=20')] },
+  {
+    // 70 % list, 20 % get, 10 % create, chosen per request.
+    name: 'mix',
+    build: (pets, key) => {
+      const auth = { authorization: `Bearer ${key}` }
+      return [{
+        method: 'GET',
+        path: '/v1/pets?limit=20',
+        setupRequest: (request) => {
+          const roll = Math.random()
+          if (roll < 0.7) return { ...request, method: 'GET', path: '/v1/pets?limit=20', headers: auth, body: undefined }
+          if (roll < 0.9) return { ...request, method: 'GET', path: `/v1/pets/${1 + Math.floor(Math.random() * pets)}`, headers: auth, body: undefined }
+          return { ...request, method: 'POST', path: '/v1/pets', headers: { ...auth, 'content-type': 'application/json' }, body: createBody(Math.floor(Math.random() * 1e6)) }
+        }
+      }]
+    }
+  }
+]
+
+export const SCALE_SCENARIOS: Scenario[] = [
+  { name: 'list first page', build: (_pets, key) => [get('/v1/pets?limit=20', key)] },
+  { name: 'list deep cursor', build: (pets, key) => [get(`/v1/pets?limit=20&cursor=${encodeCursor(BigInt(Math.floor(pets * 0.9)))}`, key)] },
+  { name: 'list rare status', build: (_pets, key) => [get('/v1/pets?limit=20&status=sold', key)] },
+  { name: 'get by id', build: (pets, key) => [randomGet(pets, key)] }
+]
+
+export async function runLoad (url: string, requests: autocannon.Request[], options: { connections: number, duration: number }): Promise<LoadResult> {
+  const result = await autocannon({ url, connections: options.connections, duration: options.duration, requests })
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts
+  }
+}

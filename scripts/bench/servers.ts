@@ -1,0 +1,72 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+
+/** A server under test, started in its own process (pinned to core 0 where taskset works). */
+export interface BenchServer { name: string, url: string, pid: number, startupMs: number, stop(): Promise<void> }
+
+export const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0
+
+/** Moves this process (the load generator) to core 1, away from the servers on core 0. */
+export function pinSelfToCore1 (): boolean {
+  return canPin && spawnSync('taskset', ['-cp', '1', String(process.pid)]).status === 0
+}
+
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+async function waitReady (url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    try {
+      const res = await fetch(url)
+      if (res.status === 200 || res.status === 401) return
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  throw new Error(`server not ready at ${url}`)
+}
+
+export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string): Promise<BenchServer> {
+  const port = await freePort()
+  const command = [process.execPath, script]
+  const started = performance.now()
+  const child = spawn(canPin ? 'taskset' : command[0]!, canPin ? ['-c', '0', ...command] : command.slice(1), {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // Logs are written as in production, to a sink that costs the server what a pipe would.
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  const url = `http://127.0.0.1:${port}`
+  await waitReady(url + readyPath, child)
+  const startupMs = performance.now() - started
+  return {
+    name,
+    url,
+    pid: child.pid!,
+    startupMs,
+    stop: async () => {
+      if (child.exitCode !== null) return
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    }
+  }
+}
+
+/** Resident set size in MB, read from /proc (Linux). */
+export function rssMb (pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+    return kb ? Number(kb) / 1024 : NaN
+  } catch {
+    return NaN
+  }
+}

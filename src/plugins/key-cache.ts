@@ -1,0 +1,37 @@
+import type { ApiKeyRecord, Store } from '../store/types.ts'
+
+interface Entry { key: ApiKeyRecord, at: number, version: number | undefined }
+
+// Enough for every key a deployment has; past it the cache starts over rather than grow.
+const MAX_ENTRIES = 10_000
+
+/**
+ * Keeps looked-up keys in memory so the hot path needs no store round trip. Exact where the
+ * store can say that keys changed (SQLite's data_version: a revocation from the CLI is seen on
+ * the next request); elsewhere an entry is trusted for at most ttlMs, the documented bound on
+ * how long a revoked key keeps working on another instance.
+ */
+export class KeyCache {
+  readonly #entries = new Map<string, Entry>()
+  readonly #store: Store
+  readonly #ttlMs: number
+
+  constructor (store: Store, ttlMs: number) {
+    this.#store = store
+    this.#ttlMs = ttlMs
+  }
+
+  async find (hash: string, now: number): Promise<ApiKeyRecord | undefined> {
+    const version = this.#store.dataVersion?.()
+    const entry = this.#entries.get(hash)
+    if (entry && (version === undefined ? now - entry.at < this.#ttlMs : entry.version === version)) return entry.key
+    const key = await this.#store.findApiKeyByHash(hash)
+    if (!key) {
+      this.#entries.delete(hash)
+      return undefined
+    }
+    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
+    this.#entries.set(hash, { key, at: now, version })
+    return key
+  }
+}

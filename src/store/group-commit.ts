@@ -1,0 +1,56 @@
+import type { DatabaseSync } from 'node:sqlite'
+
+interface Pending { work: () => unknown, resolve: (value: any) => void, reject: (error: unknown) => void }
+
+/**
+ * Group commit for SQLite: writes that arrive in the same turn of the event loop share one
+ * transaction, so one fsync (synchronous=FULL) makes all of them durable. Each caller is
+ * answered only after the COMMIT that holds its write has returned. Each write runs in its
+ * own savepoint, so one failing write is rolled back alone and the others still commit.
+ */
+export class GroupCommit {
+  readonly #db: DatabaseSync
+  #queue: Pending[] = []
+
+  constructor (db: DatabaseSync) {
+    this.#db = db
+  }
+
+  run<T> (work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve, reject })
+      // setImmediate runs after the poll phase: every request read in this turn joins the batch.
+      if (this.#queue.length === 1) setImmediate(() => this.#flush())
+    })
+  }
+
+  #flush (): void {
+    const batch = this.#queue
+    this.#queue = []
+    const results: Array<{ ok: true, value: unknown } | { ok: false, error: unknown }> = []
+    try {
+      this.#db.exec('BEGIN IMMEDIATE')
+      for (const { work } of batch) {
+        this.#db.exec('SAVEPOINT write')
+        try {
+          results.push({ ok: true, value: work() })
+          this.#db.exec('RELEASE write')
+        } catch (error) {
+          this.#db.exec('ROLLBACK TO write')
+          this.#db.exec('RELEASE write')
+          results.push({ ok: false, error })
+        }
+      }
+      this.#db.exec('COMMIT')
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
+      for (const pending of batch) pending.reject(error)
+      return
+    }
+    batch.forEach((pending, i) => {
+      const result = results[i]!
+      if (result.ok) pending.resolve(result.value)
+      else pending.reject(result.error)
+    })
+  }
+}
