@@ -61,7 +61,8 @@ export async function buildApp ({ config, store, now = Date.now, logStream }: Ap
         now,
         publicUrl: config.PUBLIC_URL,
         deprecatedAt: new Date(config.DEPRECATION_DATE),
-        sunsetAt: new Date(config.SUNSET_DATE)
+        sunsetAt: new Date(config.SUNSET_DATE),
+        cacheEntries: config.ANSWER_CACHE_ENTRIES
       })
     })
   }, { prefix: '/v1' })

@@ -11,7 +11,8 @@ export const ConfigSchema = Type.Object({
   DEPRECATION_DATE: Type.String({ format: 'date-time', default: '2026-01-01T00:00:00Z' }),
   SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 }),
-  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 })
+  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  ANSWER_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 })
 })
 
 export type Config = Static<typeof ConfigSchema>

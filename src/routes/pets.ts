@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from '../int64.ts'
 import type { ListPetsQuery, NewPet, PetIdParams } from '../schemas.ts'
 import type { Store } from '../store/types.ts'
 import { createPetSchema, getPetSchema, listPetsSchema } from './pet-operations.ts'
+import { FinalAnswers } from './pet-cache.ts'
 
 export interface PetRoutesOptions {
   store: Store
@@ -11,7 +12,14 @@ export interface PetRoutesOptions {
   publicUrl?: string
   deprecatedAt: Date
   sunsetAt: Date
+  /** How many final pages and pets to keep serialized; 0 turns the cache off. */
+  cacheEntries: number
 }
+
+interface CachedPage { json: string, nextCursor?: string }
+const JSON_TYPE = 'application/json; charset=utf-8'
+// The route's response schema serializer (fast-json-stringify) always produces a string.
+const serialize = (reply: FastifyReply, payload: unknown) => reply.serialize(payload) as string
 
 /** The base address incl. /v1 for Link and Location: PUBLIC_URL, else the request's own host. */
 export function baseUrl (request: FastifyRequest, publicUrl: string | undefined): string {
@@ -20,23 +28,38 @@ export function baseUrl (request: FastifyRequest, publicUrl: string | undefined)
 
 export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions) {
   const { store, now, publicUrl } = options
+  // Only where ids follow commit order is a full page final (see FinalAnswers).
+  const cacheEntries = store.idsFollowCommitOrder ? options.cacheEntries : 0
+  const pages = new FinalAnswers<CachedPage>(cacheEntries)
+  const found = new FinalAnswers<string>(cacheEntries)
 
-  app.get<{ Querystring: ListPetsQuery }>('/pets', { schema: listPetsSchema }, async (request, reply) => {
-    const { limit, status, cursor } = request.query
+  async function readPage (limit: number, status: ListPetsQuery['status'], cursor: string | undefined, reply: FastifyReply): Promise<CachedPage> {
+    const cacheKey = `${limit}|${status ?? ''}|${cursor ?? ''}`
+    const cached = pages.get(cacheKey)
+    if (cached) return cached
     const afterId = cursor === undefined ? undefined : decodeCursor(cursor)
     if (cursor !== undefined && afterId === undefined) {
       throw invalidRequest('Invalid request: query.cursor is not a cursor this service issued.', [{ field: 'query.cursor', message: 'is not valid' }])
     }
     // One row more than asked tells whether a next page exists without a count query.
     const pets = await store.listPets({ limit: limit + 1, status, afterId })
-    if (pets.length > limit) {
-      pets.length = limit
+    if (pets.length <= limit) return { json: serialize(reply, pets) }
+    pets.length = limit
+    const page = { json: serialize(reply, pets), nextCursor: encodeCursor(pets[limit - 1]!.id) }
+    pages.set(cacheKey, page)
+    return page
+  }
+
+  app.get<{ Querystring: ListPetsQuery }>('/pets', { schema: listPetsSchema }, async (request, reply) => {
+    const { limit, status, cursor } = request.query
+    const page = await readPage(limit, status, cursor, reply)
+    if (page.nextCursor) {
       const next = new URLSearchParams({ limit: String(limit) })
       if (status) next.set('status', status)
-      next.set('cursor', encodeCursor(pets[limit - 1]!.id))
+      next.set('cursor', page.nextCursor)
       reply.header('link', `<${baseUrl(request, publicUrl)}/pets?${next}>; rel="next"`)
     }
-    return pets
+    return reply.type(JSON_TYPE).send(page.json)
   })
 
   app.post<{ Body: NewPet }>('/pets', { schema: createPetSchema }, async (request, reply) => {
@@ -61,9 +84,14 @@ export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions
     preValidation: async () => {
       if (now() >= sunsetMs) throw new ApiError('gone', `getPet was removed on ${sunsetHeader}; use GET /pets with the status filter.`)
     }
-  }, async (request) => {
+  }, async (request, reply) => {
+    const id = String(request.params.petId)
+    const cached = found.get(id)
+    if (cached !== undefined) return reply.type(JSON_TYPE).send(cached)
     const pet = await store.getPet(request.params.petId)
-    if (!pet) throw new ApiError('not_found', `No pet has id ${request.params.petId}.`)
-    return pet
+    if (!pet) throw new ApiError('not_found', `No pet has id ${id}.`)
+    const json = serialize(reply, pet)
+    found.set(id, json)
+    return reply.type(JSON_TYPE).send(json)
   })
 }

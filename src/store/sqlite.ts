@@ -54,6 +54,7 @@ const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, exp
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
+  readonly idsFollowCommitOrder = true
   readonly #db: DatabaseSync
   readonly #statements = new Map<string, StatementSync>()
   readonly #writes: GroupCommit

@@ -23,6 +23,12 @@ export interface NewApiKey { name: string, prefix: string, hash: string, expires
 /** The one storage seam: SQL lives only behind it, one adapter per database. */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
+  /**
+   * True when a new pet always gets a larger id than every pet already visible (one writer
+   * at a time). Concurrent writers with a sequence do not promise it: an id taken early can
+   * commit late.
+   */
+  readonly idsFollowCommitOrder: boolean
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<string[]>
   /** Throws when the database cannot answer or its schema is behind the code. */
