@@ -54,10 +54,9 @@ export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions
     const { limit, status, cursor } = request.query
     const page = await readPage(limit, status, cursor, reply)
     if (page.nextCursor) {
-      const next = new URLSearchParams({ limit: String(limit) })
-      if (status) next.set('status', status)
-      next.set('cursor', page.nextCursor)
-      reply.header('link', `<${baseUrl(request, publicUrl)}/pets?${next}>; rel="next"`)
+      // Every part is URL-safe as it is: a number, a status name, a base64url cursor.
+      const query = `limit=${limit}${status ? `&status=${status}` : ''}&cursor=${page.nextCursor}`
+      reply.header('link', `<${baseUrl(request, publicUrl)}/pets?${query}>; rel="next"`)
     }
     return reply.type(JSON_TYPE).send(page.json)
   })

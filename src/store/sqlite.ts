@@ -52,6 +52,14 @@ export function sqlitePath (url: string): string {
 
 const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
 
+/** The queries on the request path. Each must be an index range scan: a test EXPLAINs them. */
+export const SQLITE_HOT_QUERIES = {
+  getPet: 'SELECT id, name, category_id, status FROM pets WHERE id = ?',
+  listPets: 'SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
+  listPetsByStatus: 'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
+  findApiKeyByHash: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`
+} as const
+
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly idsFollowCommitOrder = true
@@ -140,15 +148,15 @@ export class SqliteStore implements Store {
   }
 
   async getPet (id: bigint): Promise<Pet | undefined> {
-    const row = this.#statement('SELECT id, name, category_id, status FROM pets WHERE id = ?').get(id)
+    const row = this.#statement(SQLITE_HOT_QUERIES.getPet).get(id)
     return row ? petFromRow(row as unknown as PetRow) : undefined
   }
 
   async listPets ({ limit, status, afterId }: ListPetsOptions): Promise<Pet[]> {
     const after = afterId ?? 0n
     const rows = status === undefined
-      ? this.#tuples('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?').all(after, limit)
-      : this.#tuples('SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?').all(status, after, limit)
+      ? this.#tuples(SQLITE_HOT_QUERIES.listPets).all(after, limit)
+      : this.#tuples(SQLITE_HOT_QUERIES.listPetsByStatus).all(status, after, limit)
     return (rows as unknown as PetTuple[]).map(petFromTuple)
   }
 
@@ -169,7 +177,7 @@ export class SqliteStore implements Store {
   }
 
   async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.#statement(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`).get(hash)
+    const row = this.#statement(SQLITE_HOT_QUERIES.findApiKeyByHash).get(hash)
     return row ? keyFromRow(row as unknown as KeyRow) : undefined
   }
 
