@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { errorHandler, notFoundHandler } from './errors.ts'
 import { parseJsonBody } from './json-body.ts'
@@ -18,13 +19,15 @@ export const BODY_LIMIT_BYTES = 16 * 1024
 export interface AppDeps {
   config: Config
   store: Store
+  /** The Redis all instances share (REDIS_URL), for state they must agree on; checked by /readyz. */
+  redis?: Redis
   /** Milliseconds since the epoch; injectable so tests can stand after getPet's sunset. */
   now?: () => number
   /** Where log lines go; tests capture them. Defaults to stdout. */
   logStream?: NodeJS.WritableStream
 }
 
-export async function buildApp ({ config, store, now = Date.now, logStream }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp ({ config, store, redis, now = Date.now, logStream }: AppDeps): Promise<FastifyInstance> {
   const logger = loggerOptions(config)
   const app = Fastify({
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
@@ -50,7 +53,7 @@ export async function buildApp ({ config, store, now = Date.now, logStream }: Ap
   requestLogging(app)
 
   await app.register(openapi, { publicUrl: config.PUBLIC_URL })
-  await app.register(healthRoutes, { store })
+  await app.register(healthRoutes, { store, redis })
   await app.register(async (v1) => {
     await v1.register(openapiRoute)
     // Encapsulated: the bearer check covers the pet operations only.
@@ -72,6 +75,9 @@ export async function buildApp ({ config, store, now = Date.now, logStream }: Ap
   allowOnly(app, '/v1/openapi.json', ['GET', 'HEAD'])
   for (const url of ['/healthz', '/readyz']) allowOnly(app, url, ['GET', 'HEAD'])
 
-  app.addHook('onClose', async () => { await store.close() })
+  app.addHook('onClose', async () => {
+    await store.close()
+    redis?.disconnect()
+  })
   return app
 }

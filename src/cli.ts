@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { loadConfig } from './config.ts'
 import { generateApiKey } from './keys.ts'
 import { serve, startFailure } from './server.ts'
-import { openStore } from './store/index.ts'
+import { openStore, poolOptions } from './store/index.ts'
 import type { ApiKeyRecord, Store } from './store/types.ts'
 
 /** Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong. */
@@ -111,7 +111,11 @@ export async function main (argv: string[]): Promise<number> {
       allowPositionals: true
     })
     if (values.help) { print(`Usage: npm run --silent petstore -- ${command.usage}\n${command.summary}`); return 0 }
-    const store = async () => (opened ??= await openStore(loadConfig(process.env).DATABASE_URL))
+    const store = async () => {
+      if (opened) return opened
+      const config = loadConfig(process.env)
+      return (opened = await openStore(config.DATABASE_URL, poolOptions(config)))
+    }
     await command.run({ values, positionals, store })
     return 0
   } catch (error) {

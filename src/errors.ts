@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from './schemas.ts'
+import { StoreUnavailableError } from './store/errors.ts'
 
 export interface ErrorDetail { field: string, message: string }
 
@@ -50,6 +51,8 @@ export function errorBody (code: ErrorCode, message: string, details?: ErrorDeta
  * say only that something failed and which request it was, and the detail goes to the log.
  */
 export function toErrorBody (error: FastifyError | ApiError, requestId: string): ErrorBody {
+  // The database's name and the driver's words stay in the log.
+  if (error instanceof StoreUnavailableError) return errorBody('unavailable', `The store is unavailable; retry later (request id ${requestId}).`)
   if (error instanceof ApiError) {
     if (error.statusCode >= 500) return errorBody(error.code, `${error.message} (request id ${requestId})`)
     return errorBody(error.code, error.message, error.details)
@@ -76,6 +79,8 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
     request.log.info({ code: body.code, reason: error.message }, 'request rejected')
   }
   if (error instanceof ApiError && error.headers) reply.headers(error.headers)
+  // An outage is usually short: one retry a second later is what a client should try.
+  if (error instanceof StoreUnavailableError) reply.header('retry-after', '1')
   if (body.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="petstore"')
   return reply.code(body.status).type('application/json').send(body)
 }

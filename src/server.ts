@@ -2,15 +2,17 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.ts'
 import { ensureFirstKey } from './bootstrap.ts'
 import { loadConfig, type Config } from './config.ts'
-import { openStore } from './store/index.ts'
+import { connectRedis } from './redis.ts'
+import { openStore, poolOptions } from './store/index.ts'
 
 /** Serves until SIGTERM or SIGINT, then drains and exits 0. Used by `npm start` and `petstore serve`. */
 export async function serve (env: Record<string, string | undefined>): Promise<FastifyInstance> {
   const config: Config = loadConfig(env)
-  const store = await openStore(config.DATABASE_URL)
+  const store = await openStore(config.DATABASE_URL, poolOptions(config))
   await store.migrate()
+  const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS)
   const firstKey = await ensureFirstKey(store)
-  const app = await buildApp({ config, store })
+  const app = await buildApp({ config, store, redis })
   if (firstKey) {
     // Shown once, on stderr and outside the JSON log, so log pipelines never hold a key.
     process.stderr.write(`\nFirst API key (shown once, keep it): ${firstKey}\n` +

@@ -15,7 +15,10 @@ const wwwAuthenticate = {
 
 const commonErrors = {
   401: error('Missing or invalid API key.', wwwAuthenticate),
-  500: error('The request failed on the server; the message carries the request id. Never a stack trace.')
+  500: error('The request failed on the server; the message carries the request id. Never a stack trace.'),
+  503: error('The store could not be reached within the configured timeouts (`unavailable`); retry later.', {
+    'Retry-After': { type: 'string', description: 'Seconds to wait before retrying.' }
+  })
 }
 
 const nextLink = {
@@ -79,7 +82,8 @@ export function getPetSchema (sunset: Date) {
       401: error('Missing or invalid API key.', { ...wwwAuthenticate, ...deprecation }),
       404: error('The requested resource could not be found.', deprecation),
       410: error('The operation has passed its sunset date and is removed.', deprecation),
-      500: commonErrors[500]
+      500: commonErrors[500],
+      503: commonErrors[503]
     }
   }
 }

@@ -1,12 +1,23 @@
+import { redactUrl, StoreUrlError } from './errors.ts'
+import { PostgresStore, type PostgresOptions } from './postgres.ts'
 import { SqliteStore, sqlitePath } from './sqlite.ts'
 import type { Store } from './types.ts'
 
 export type { Store } from './types.ts'
+export { StoreUnavailableError, StoreUrlError } from './errors.ts'
 
-export class StoreUrlError extends Error {}
-
-/** Picks the adapter by the URL's scheme. */
-export async function openStore (url: string): Promise<Store> {
+/** Picks the adapter by the URL's scheme; the options apply to PostgreSQL's pool. */
+export async function openStore (url: string, options: PostgresOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) return new SqliteStore(sqlitePath(url))
-  throw new StoreUrlError(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}`)
+  if (/^postgres(ql)?:\/\//.test(url)) return new PostgresStore(url, options)
+  throw new StoreUrlError(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(redactUrl(url))}`)
+}
+
+/** The pool settings of a loaded Config, for openStore. */
+export function poolOptions (config: { DATABASE_POOL_MAX: number, DATABASE_STATEMENT_TIMEOUT_MS: number, DATABASE_CONNECT_TIMEOUT_MS: number }): PostgresOptions {
+  return {
+    poolMax: config.DATABASE_POOL_MAX,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS
+  }
 }

@@ -1,0 +1,184 @@
+import type pg from 'pg'
+import type { NewPet, Pet, PetStatus } from '../schemas.ts'
+import { loadMigrations } from './migrations.ts'
+import { createMigrationClient, createPool, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './postgres-pool.ts'
+import type { ApiKeyRecord, ListPetsOptions, NewApiKey, Store } from './types.ts'
+
+export type { PostgresOptions } from './postgres-pool.ts'
+
+// int8 columns arrive as text (see postgres-pool.ts) and become bigint here.
+interface PetRow { id: string, name: string, category_id: string, status: PetStatus | null }
+interface KeyRow {
+  id: string
+  name: string
+  prefix: string
+  created_at: Date
+  last_used_at: Date | null
+  revoked_at: Date | null
+  expires_at: Date | null
+}
+
+function petFromRow (row: PetRow): Pet {
+  const pet: Pet = { id: BigInt(row.id), name: row.name, categoryId: BigInt(row.category_id) }
+  if (row.status !== null) pet.status = row.status
+  return pet
+}
+
+// Timestamps are written as ISO text with milliseconds and read back as the same text.
+const iso = (value: Date | null) => value === null ? null : value.toISOString()
+
+function keyFromRow (row: KeyRow): ApiKeyRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
+    expiresAt: iso(row.expires_at)
+  }
+}
+
+const PET_COLUMNS = 'id, name, category_id, status'
+const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+// Two-key advisory lock: this constant names "petstore migrations", the second key the schema,
+// so instances on different schemas of one database do not wait for each other.
+const MIGRATION_LOCK = 0x7065_7473
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres'
+  // Each connection draws from the sequence before it commits: an id taken early can commit late.
+  readonly idsFollowCommitOrder = false
+  readonly #target: PostgresTarget
+  readonly #options: PostgresOptions
+  readonly #pool: pg.Pool
+  // Each statement is prepared once per connection, under a name of its own.
+  readonly #statementNames = new Map<string, string>()
+
+  constructor (url: string, options: PostgresOptions = {}) {
+    this.#target = parsePostgresUrl(url)
+    this.#options = options
+    this.#pool = createPool(this.#target, options)
+  }
+
+  async #connect (): Promise<pg.PoolClient> {
+    try {
+      return await this.#pool.connect()
+    } catch (error) {
+      throw unavailable(this.#target, this.#options, error)
+    }
+  }
+
+  /** One statement on a pooled connection; an outage becomes StoreUnavailableError and the connection is dropped. */
+  async #query<Row> (text: string, values: unknown[] = []): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
+    let name = this.#statementNames.get(text)
+    if (!name) this.#statementNames.set(text, (name = `petstore_${this.#statementNames.size}`))
+    const client = await this.#connect()
+    try {
+      const result = await client.query<Row & pg.QueryResultRow>({ name, text, values })
+      client.release()
+      return result
+    } catch (error) {
+      const outage = isOutage(error)
+      client.release(outage)
+      throw outage ? unavailable(this.#target, this.#options, error) : error
+    }
+  }
+
+  async migrate (): Promise<string[]> {
+    const client = createMigrationClient(this.#target, this.#options)
+    try {
+      await client.connect()
+    } catch (error) {
+      throw unavailable(this.#target, this.#options, error)
+    }
+    const run = (text: string, values: unknown[] = []) => client.query(text, values)
+    try {
+      await run('BEGIN')
+      // Held until COMMIT: instances starting together apply each migration exactly once.
+      await run('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK, this.#target.schema ?? ''])
+      if (this.#target.schema) await run(`CREATE SCHEMA IF NOT EXISTS ${this.#target.schema}`)
+      await run('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)')
+      const applied = new Set((await run('SELECT version FROM schema_migrations')).rows.map((row) => Number(row.version)))
+      const names: string[] = []
+      for (const migration of loadMigrations('postgres')) {
+        if (applied.has(migration.version)) continue
+        await run(migration.sql)
+        await run('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [migration.version, migration.name])
+        names.push(`${String(migration.version).padStart(3, '0')}-${migration.name}`)
+      }
+      await run('COMMIT')
+      await client.end()
+      return names
+    } catch (error) {
+      // Closing the connection rolls the transaction back and frees the lock. Not awaited:
+      // on a link that went silent the goodbye would never be answered.
+      client.end().catch(() => {})
+      throw isOutage(error) ? unavailable(this.#target, this.#options, error) : error
+    }
+  }
+
+  async checkReady (): Promise<void> {
+    const latest = loadMigrations('postgres').at(-1)?.version ?? 0
+    const { rows } = await this.#query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
+    if (Number(rows[0]?.version ?? 0) < latest) throw new Error('database schema is behind: run migrations')
+  }
+
+  async createPet (pet: NewPet): Promise<Pet> {
+    const { rows } = await this.#query<PetRow>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`,
+      [pet.name, pet.categoryId, pet.status ?? null])
+    return petFromRow(rows[0]!)
+  }
+
+  async getPet (id: bigint): Promise<Pet | undefined> {
+    const { rows } = await this.#query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, [id])
+    return rows[0] && petFromRow(rows[0])
+  }
+
+  async listPets ({ limit, status, afterId }: ListPetsOptions): Promise<Pet[]> {
+    const after = afterId ?? -(2n ** 63n)
+    const { rows } = status === undefined
+      ? await this.#query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [after, limit])
+      : await this.#query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, [status, after, limit])
+    return rows.map(petFromRow)
+  }
+
+  async countPets (): Promise<number> {
+    const { rows } = await this.#query<{ n: string }>('SELECT count(*) AS n FROM pets')
+    return Number(rows[0]!.n)
+  }
+
+  async createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
+    const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+      [key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null])
+    return keyFromRow(rows[0]!)
+  }
+
+  async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
+    const { rows } = await this.#query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash])
+    return rows[0] && keyFromRow(rows[0])
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    const { rows } = await this.#query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`)
+    return rows.map(keyFromRow)
+  }
+
+  async revokeApiKey (id: number): Promise<boolean> {
+    const result = await this.#query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2', [new Date().toISOString(), id])
+    return (result.rowCount ?? 0) > 0
+  }
+
+  async touchApiKey (id: number, at: string): Promise<void> {
+    await this.#query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id])
+  }
+
+  async countApiKeys (): Promise<number> {
+    const { rows } = await this.#query<{ n: string }>('SELECT count(*) AS n FROM api_keys')
+    return Number(rows[0]!.n)
+  }
+
+  async close (): Promise<void> {
+    if (!this.#pool.ended) await this.#pool.end()
+  }
+}
