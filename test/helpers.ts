@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { createResponseValidator } from './openapi-validator.ts'
+import { dropSchema, randomSchemaName, schemaUrl } from './pg-schema.ts'
 import { buildApp } from '../src/app.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import { generateApiKey } from '../src/keys.ts'
@@ -17,9 +18,18 @@ export const STORE_KIND = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'po
 
 export interface TestStore { url: string, store: Store, cleanup(): Promise<void> }
 
-/** A fresh, migrated, empty store of the kind under test, removed after the test. */
+/**
+ * A fresh, migrated, empty store of the kind under test, removed after the test. On
+ * PostgreSQL: a schema with a random name in TEST_DATABASE_URL, dropped by cleanup.
+ */
 export async function createTestStore (): Promise<TestStore> {
-  if (STORE_KIND === 'postgres') throw new Error('the PostgreSQL store is not available yet')
+  if (STORE_KIND === 'postgres') {
+    const schema = randomSchemaName()
+    const url = schemaUrl(schema)
+    const store = await openStore(url)
+    await store.migrate()
+    return { url, store, cleanup: async () => { await store.close(); await dropSchema(schema) } }
+  }
   const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
   const url = `sqlite:${join(dir, 'petstore.db')}`
   const store = await openStore(url)

@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import type { TestContext } from 'node:test'
+
+const ROOT = new URL('..', import.meta.url).pathname
+const START_TIMEOUT_MS = 20_000
+
+export interface CliResult { code: number | null, stdout: string, stderr: string }
+
+/** `npm run --silent petstore -- ARGS`, without npm in between, on the Node 24 that runs the tests. */
+export function runCli (args: string[], env: Record<string, string>): Promise<CliResult> {
+  return runToExit(['src/cli.ts', ...args], env)
+}
+
+/** Runs a script of this project to its end; killed after timeoutMs. */
+export async function runToExit (args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<CliResult> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk })
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
+  const [code] = await once(child, 'close') as [number | null]
+  return { code, stdout, stderr }
+}
+
+export interface ServerProcess {
+  /** http://127.0.0.1:PORT, without /v1. */
+  url: string
+  child: ChildProcess
+  stderr(): string
+}
+
+/**
+ * Starts src/server.ts on 127.0.0.1 and a port the system picks (PORT=0), read back from its
+ * "Server listening" log line; stopped by its pid when the test ends.
+ */
+export async function startServer (t: TestContext, env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['src/server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  t.after(() => stopProcess(child))
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS)
+    let buffered = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk
+      const found = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(buffered)
+      if (found) {
+        clearTimeout(timer)
+        resolve(found[1]!)
+      }
+      buffered = buffered.slice(-2000)
+    })
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited with ${code} before listening: ${stderr}`)) })
+  })
+  return { url, child, stderr: () => stderr }
+}
+
+export async function stopProcess (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+  await exited
+  clearTimeout(timer)
+}
