@@ -41,6 +41,14 @@ function keyFromRow (row: KeyRow): ApiKeyRecord {
 
 const PET_COLUMNS = 'id, name, category_id, status'
 const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+/** The statements on the request path; a test checks each is an index scan. */
+export const POSTGRES_HOT_QUERIES = {
+  getPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
+  listPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
+  listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
+  findApiKeyByHash: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`
+} as const
+
 // Two-key advisory lock: this constant names "petstore migrations", the second key the schema,
 // so instances on different schemas of one database do not wait for each other.
 const MIGRATION_LOCK = 0x7065_7473
@@ -131,15 +139,15 @@ export class PostgresStore implements Store {
   }
 
   async getPet (id: bigint): Promise<Pet | undefined> {
-    const { rows } = await this.#query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, [id])
+    const { rows } = await this.#query<PetRow>(POSTGRES_HOT_QUERIES.getPet, [id])
     return rows[0] && petFromRow(rows[0])
   }
 
   async listPets ({ limit, status, afterId }: ListPetsOptions): Promise<Pet[]> {
     const after = afterId ?? -(2n ** 63n)
     const { rows } = status === undefined
-      ? await this.#query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [after, limit])
-      : await this.#query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, [status, after, limit])
+      ? await this.#query<PetRow>(POSTGRES_HOT_QUERIES.listPets, [after, limit])
+      : await this.#query<PetRow>(POSTGRES_HOT_QUERIES.listPetsByStatus, [status, after, limit])
     return rows.map(petFromRow)
   }
 
@@ -155,7 +163,7 @@ export class PostgresStore implements Store {
   }
 
   async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
-    const { rows } = await this.#query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash])
+    const { rows } = await this.#query<KeyRow>(POSTGRES_HOT_QUERIES.findApiKeyByHash, [hash])
     return rows[0] && keyFromRow(rows[0])
   }
 
