@@ -55,6 +55,7 @@ const READ_TIMEOUT_MARGIN_MS = 1000
 function connectionConfig (target: PostgresTarget, options: PostgresOptions): pg.ClientConfig {
   return {
     connectionString: target.connectionString,
+    // In a pool this also bounds the wait for a free connection when all are busy.
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
     keepAlive: true,
     options: target.schema ? `-c search_path=${target.schema}` : undefined,
@@ -68,8 +69,6 @@ export function createPool (target: PostgresTarget, options: PostgresOptions): p
   const pool = new pg.Pool({
     ...connectionConfig(target, options),
     max: options.poolMax ?? 10,
-    // Covers both opening a connection and waiting for a free one when the pool is full.
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
     statement_timeout: statementTimeout,
     query_timeout: statementTimeout + READ_TIMEOUT_MARGIN_MS,
     idle_in_transaction_session_timeout: statementTimeout * 2
