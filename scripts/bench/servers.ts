@@ -40,7 +40,8 @@ export async function startServer (name: string, script: string, env: Record<str
   const command = [process.execPath, script]
   const started = performance.now()
   const child = spawn(canPin ? 'taskset' : command[0]!, canPin ? ['-c', '0', ...command] : command.slice(1), {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // The same compile cache as npm start: start-up is measured as operators get it.
+    env: { NODE_COMPILE_CACHE: 'node_modules/.cache/node-compile', ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     // Logs are written as in production, to a sink that costs the server what a pipe would.
     stdio: ['ignore', 'ignore', 'inherit']
   })
