@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { generateApiKey } from '../src/keys.ts'
+import pg from 'pg'
 import { openStore } from '../src/store/index.ts'
 import { runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
 import { seedPets } from './bench/seed.ts'
@@ -38,7 +40,9 @@ interface Prepared { databaseUrl: string, key: string, cleanup(): Promise<void> 
 async function prepareStore (pets: number): Promise<Prepared> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
   const base = process.env.DATABASE_URL
-  const databaseUrl = base?.startsWith('postgres') ? base : `sqlite:${join(dir, 'petstore.db')}`
+  // On PostgreSQL every run gets a schema of its own, dropped afterwards.
+  const schema = `petstore_bench_${randomBytes(4).toString('hex')}`
+  const databaseUrl = base?.startsWith('postgres') ? withSchema(base, schema) : `sqlite:${join(dir, 'petstore.db')}`
   const store = await openStore(databaseUrl)
   await store.migrate()
   const key = generateApiKey()
@@ -47,7 +51,24 @@ async function prepareStore (pets: number): Promise<Prepared> {
   const seeded = performance.now()
   await seedPets(databaseUrl, pets)
   process.stderr.write(`seeded ${pets} pets in ${fmt(performance.now() - seeded)} ms (${databaseUrl.split(':')[0]})\n`)
-  return { databaseUrl, key: key.key, cleanup: async () => rmSync(dir, { recursive: true, force: true }) }
+  return {
+    databaseUrl,
+    key: key.key,
+    cleanup: async () => {
+      rmSync(dir, { recursive: true, force: true })
+      if (!databaseUrl.startsWith('postgres')) return
+      const client = new pg.Client({ connectionString: base })
+      await client.connect()
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await client.end()
+    }
+  }
+}
+
+function withSchema (url: string, schema: string): string {
+  const parsed = new URL(url)
+  parsed.searchParams.set('schema', schema)
+  return parsed.toString()
 }
 
 function serviceEnv (databaseUrl: string): Record<string, string> {

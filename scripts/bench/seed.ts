@@ -1,6 +1,7 @@
 import { DatabaseSync } from 'node:sqlite'
 import pg from 'pg'
 import type { NewPet, PetStatus } from '../../src/schemas.ts'
+import { parsePostgresUrl } from '../../src/store/postgres-pool.ts'
 
 /**
  * Bulk seeding for benchmarks, straight into the database (not over HTTP, which would take
@@ -25,7 +26,8 @@ export async function seedPets (databaseUrl: string, count: number): Promise<voi
     db.close()
     return
   }
-  const client = new pg.Client({ connectionString: databaseUrl })
+  const target = parsePostgresUrl(databaseUrl)
+  const client = new pg.Client({ connectionString: target.connectionString, options: target.schema ? `-c search_path=${target.schema}` : undefined })
   await client.connect()
   await client.query(`INSERT INTO pets (name, category_id, status) SELECT 'pet-' || x, x % 50, ${STATUS_SQL} FROM generate_series(1, ${count}) AS x`)
   await client.query('ANALYZE pets')
