@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { describeCause, redactUrl } from './store/errors.ts'
 
 /** REDIS_URL is unusable: not a redis:// URL, or nothing answered in time. */
@@ -13,7 +13,9 @@ export async function connectRedis (url: string, timeoutMs: number): Promise<Red
   const shown = JSON.stringify(redactUrl(url))
   if (!/^rediss?:\/\//.test(url) || !URL.canParse(url)) throw new RedisStartError(`REDIS_URL must be a redis:// or rediss:// URL, got ${shown}`)
 
-  const redis = new Redis(url, {
+  // Loaded only when Redis is configured: a single instance never pays for the client.
+  const { Redis: RedisClient } = await import('ioredis')
+  const redis = new RedisClient(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     commandTimeout: timeoutMs,

@@ -1,15 +1,23 @@
 import { redactUrl, StoreUrlError } from './errors.ts'
-import { PostgresStore, type PostgresOptions } from './postgres.ts'
-import { SqliteStore, sqlitePath } from './sqlite.ts'
+import type { PostgresOptions } from './postgres.ts'
 import type { Store } from './types.ts'
 
 export type { Store } from './types.ts'
 export { StoreUnavailableError, StoreUrlError } from './errors.ts'
 
-/** Picks the adapter by the URL's scheme; the options apply to PostgreSQL's pool. */
+/**
+ * Picks the adapter by the URL's scheme; the options apply to PostgreSQL's pool. Each adapter
+ * is loaded only when used, so a SQLite deployment never loads the PostgreSQL driver.
+ */
 export async function openStore (url: string, options: PostgresOptions = {}): Promise<Store> {
-  if (url.startsWith('sqlite:')) return new SqliteStore(sqlitePath(url))
-  if (/^postgres(ql)?:\/\//.test(url)) return new PostgresStore(url, options)
+  if (url.startsWith('sqlite:')) {
+    const { SqliteStore, sqlitePath } = await import('./sqlite.ts')
+    return new SqliteStore(sqlitePath(url))
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const { PostgresStore } = await import('./postgres.ts')
+    return new PostgresStore(url, options)
+  }
   throw new StoreUrlError(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(redactUrl(url))}`)
 }
 
