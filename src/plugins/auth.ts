@@ -9,11 +9,16 @@ declare module 'fastify' {
 }
 
 const BEARER = /^bearer +(\S+)$/i
+const BEARER_SCHEME = /^bearer(?: |$)/i
 // last_used_at is for operators, not an audit log: a write per minute per key is plenty.
 const TOUCH_INTERVAL_MS = 60_000
 
-const unauthorized = (tokenSent: boolean) => new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', {
-  headers: { 'www-authenticate': tokenSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"' }
+/**
+ * RFC 6750 section 3.1: error="invalid_token" only when a bearer token was tried. A request
+ * with no credentials, or with another scheme's, gets the bare challenge.
+ */
+const unauthorized = (bearerTried: boolean) => new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', {
+  headers: { 'www-authenticate': bearerTried ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"' }
 })
 // Two answers, made once: a 401 is the cheapest answer the service gives, and keeps so.
 const MISSING_KEY = unauthorized(false)
@@ -36,7 +41,7 @@ export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: numb
     const header = request.headers.authorization?.trim()
     if (!header) throw MISSING_KEY
     const token = BEARER.exec(header)?.[1]
-    if (token === undefined || !API_KEY_PATTERN.test(token)) throw INVALID_KEY
+    if (token === undefined || !API_KEY_PATTERN.test(token)) throw BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY
     const at = now()
     const key = await keys.find(hashApiKey(token), at)
     if (!key || !isUsable(key, at)) throw INVALID_KEY

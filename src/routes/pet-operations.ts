@@ -10,7 +10,7 @@ const error = (description: string, headers?: Record<string, unknown>) =>
   ({ description, ...(headers ? { headers } : {}), $ref: 'Error' })
 
 const wwwAuthenticate = {
-  'WWW-Authenticate': { type: 'string', description: 'Bearer realm="petstore", with error="invalid_token" when a token was sent (RFC 6750).' }
+  'WWW-Authenticate': { type: 'string', description: 'Bearer realm="petstore", with error="invalid_token" when a bearer token was sent (RFC 6750).' }
 }
 
 const commonErrors = {
