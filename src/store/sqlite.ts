@@ -50,6 +50,29 @@ export function sqlitePath (url: string): string {
   return path
 }
 
+/**
+ * Opens the file, creating its directory. A failure (a path under a file, a directory, a file
+ * that is not SQLite) names the setting, since that is what an operator fixes.
+ */
+function openDatabase (path: string): DatabaseSync {
+  let db: DatabaseSync | undefined
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    db = new DatabaseSync(path)
+    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
+    // acknowledged 201 survives a crash or a power cut. The busy timeout covers the CLI
+    // writing while the server runs.
+    db.exec('PRAGMA busy_timeout = 5000')
+    db.exec('PRAGMA journal_mode = WAL')
+    db.exec('PRAGMA synchronous = FULL')
+    db.exec('PRAGMA foreign_keys = ON')
+    return db
+  } catch (error) {
+    if (db?.isOpen) db.close()
+    throw new Error(`DATABASE_URL sqlite:${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
 const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
 
 /** The queries on the request path. Each must be an index range scan: a test EXPLAINs them. */
@@ -70,15 +93,7 @@ export class SqliteStore implements Store {
   #ownKeyWrites = 0
 
   constructor (path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-    this.#db = new DatabaseSync(path)
-    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
-    // acknowledged 201 survives a crash or a power cut. The busy timeout covers the CLI
-    // writing while the server runs.
-    this.#db.exec('PRAGMA busy_timeout = 5000')
-    this.#db.exec('PRAGMA journal_mode = WAL')
-    this.#db.exec('PRAGMA synchronous = FULL')
-    this.#db.exec('PRAGMA foreign_keys = ON')
+    this.#db = openDatabase(path)
     this.#writes = new GroupCommit(this.#db)
     this.#dataVersion = this.#db.prepare('PRAGMA data_version')
     this.#dataVersion.setReturnArrays(true)
