@@ -13,6 +13,8 @@ interface Command {
   usage: string
   summary: string
   options?: ParseArgsConfig['options']
+  /** How many words may follow the command (the id of keys revoke); more is a usage error. */
+  positionals?: number
   run(args: { values: Record<string, unknown>, positionals: string[], store: () => Promise<Store> }): Promise<void>
 }
 
@@ -75,6 +77,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'keys revoke ID [--json]',
     summary: 'Revoke a key at once. Revoking a revoked key is not an error.',
     options: { json },
+    positionals: 1,
     async run ({ values, positionals, store }) {
       const id = positiveId(positionals[0])
       const s = await store()
@@ -111,6 +114,8 @@ export async function main (argv: string[]): Promise<number> {
       allowPositionals: true
     })
     if (values.help) { print(`Usage: npm run --silent petstore -- ${command.usage}\n${command.summary}`); return 0 }
+    const extra = positionals[command.positionals ?? 0]
+    if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`)
     const store = async () => {
       if (opened) return opened
       const config = loadConfig(process.env)
