@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { postPet } from '../api-steps.ts'
+import { buildTestApp } from '../helpers.ts'
+
+const SUNSET = Date.parse('2030-12-05T00:00:00Z')
+const NEVER_ASSIGNED = '9223372036854775807'
+
+/** What every getPet answer carries, whatever its status (RFC 9745, RFC 8594, RFC 8288). */
+const DEPRECATION_HEADERS = {
+  deprecation: '@1767225600',
+  sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+  link: '<http://localhost:80/v1/pets>; rel="successor-version", <http://localhost:80/docs#tag/animals/GET/pets/{petId}>; rel="deprecation"; type="text/html"'
+}
+
+const UNAUTHORIZED = { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 }
+const GONE = { code: 'gone', message: 'getPet was removed on Thu, 05 Dec 2030 00:00:00 GMT; use GET /pets with the status filter.', status: 410 }
+const BAD_ID = { code: 'invalid_request', message: 'Invalid request: path.petId must be an integer (int64).', status: 400, details: [{ field: 'path.petId', message: 'must be an integer (int64)' }] }
+
+function deprecationHeadersOf (headers: Record<string, unknown>) {
+  return { deprecation: headers.deprecation, sunset: headers.sunset, link: headers.link }
+}
+
+describe('getPet', () => {
+  test('answers 200 with the whole Pet', async (t) => {
+    const api = await buildTestApp(t)
+    const pet = await postPet(api, { name: 'Rex', categoryId: 7, status: 'pending' })
+    const res = await api.inject({ url: `/v1/pets/${pet.id}`, headers: api.auth })
+    assert.equal(res.statusCode, 200)
+    assert.deepEqual(res.json(), { id: pet.id, name: 'Rex', categoryId: 7, status: 'pending' })
+  })
+
+  test('answers 404 not_found for an id never assigned', async (t) => {
+    const api = await buildTestApp(t)
+    const res = await api.inject({ url: `/v1/pets/${NEVER_ASSIGNED}`, headers: api.auth })
+    assert.equal(res.statusCode, 404)
+    assert.deepEqual(res.json(), { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.`, status: 404 })
+  })
+
+  test('answers 400 invalid_request for a petId that is not an integer', async (t) => {
+    const api = await buildTestApp(t)
+    const res = await api.inject({ url: '/v1/pets/rex', headers: api.auth })
+    assert.equal(res.statusCode, 400)
+    assert.deepEqual(res.json(), BAD_ID)
+  })
+
+  describe('carries Deprecation, Sunset and Link on every answer', () => {
+    const answers: Array<{ answer: string, path: (id: number) => string, method?: 'HEAD', authorization?: string, status: number, body?: unknown }> = [
+      { answer: '200 found', path: (id) => `/v1/pets/${id}`, status: 200 },
+      { answer: '200 to HEAD', path: (id) => `/v1/pets/${id}`, method: 'HEAD', status: 200 },
+      { answer: '404 unknown id', path: () => `/v1/pets/${NEVER_ASSIGNED}`, status: 404, body: { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.`, status: 404 } },
+      { answer: '400 bad id', path: () => '/v1/pets/1.5', status: 400, body: BAD_ID },
+      { answer: '401 no key', path: (id) => `/v1/pets/${id}`, authorization: '', status: 401, body: UNAUTHORIZED },
+      { answer: '401 unknown key', path: (id) => `/v1/pets/${id}`, authorization: 'Bearer psk_0000000000000000000000000000000000000000000', status: 401, body: UNAUTHORIZED }
+    ]
+    for (const { answer, path, method, authorization, status, body } of answers) {
+      test(answer, async (t) => {
+        const api = await buildTestApp(t)
+        const pet = await postPet(api, { name: 'Rex', categoryId: 7 })
+        const headers = authorization === undefined ? api.auth : authorization === '' ? {} : { authorization }
+        const res = await api.inject({ method: method ?? 'GET', url: path(pet.id), headers })
+        assert.equal(res.statusCode, status)
+        assert.deepEqual(deprecationHeadersOf(res.headers), DEPRECATION_HEADERS)
+        if (method === 'HEAD') assert.equal(res.body, '')
+        else assert.deepEqual(res.json(), body ?? pet)
+      })
+    }
+  })
+
+  test('links to the successor and the notice on PUBLIC_URL', async (t) => {
+    const api = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/v1' } })
+    const res = await api.inject({ url: `/v1/pets/${NEVER_ASSIGNED}`, headers: api.auth })
+    assert.equal(res.headers.link, '<https://api.example.com/v1/pets>; rel="successor-version", <https://api.example.com/docs#tag/animals/GET/pets/{petId}>; rel="deprecation"; type="text/html"')
+  })
+
+  test('answers until the instant before the sunset and 410 gone from that instant on', async (t) => {
+    let clock = SUNSET - 1
+    const api = await buildTestApp(t, { now: () => clock })
+    const pet = await postPet(api, { name: 'Rex', categoryId: 7 })
+    const before = await api.inject({ url: `/v1/pets/${pet.id}`, headers: api.auth })
+    assert.equal(before.statusCode, 200)
+    for (const at of [SUNSET, SUNSET + 365 * 86_400_000]) {
+      clock = at
+      for (const path of [`/v1/pets/${pet.id}`, `/v1/pets/${NEVER_ASSIGNED}`, '/v1/pets/rex']) {
+        const res = await api.inject({ url: path, headers: api.auth })
+        assert.equal(res.statusCode, 410, `${path} at ${new Date(at).toISOString()}`)
+        assert.deepEqual(res.json(), GONE)
+        assert.deepEqual(deprecationHeadersOf(res.headers), DEPRECATION_HEADERS)
+      }
+    }
+    const unauthenticated = await api.inject({ url: `/v1/pets/${pet.id}` })
+    assert.equal(unauthenticated.statusCode, 401, 'authentication still comes first')
+    const list = await api.inject({ url: '/v1/pets', headers: api.auth })
+    assert.deepEqual(list.json(), [pet], 'the successor stays')
+  })
+
+  test('takes its sunset and deprecation instants from SUNSET_DATE and DEPRECATION_DATE', async (t) => {
+    const sunset = Date.parse('2027-03-01T12:00:00Z')
+    let clock = sunset - 1
+    const api = await buildTestApp(t, { now: () => clock, env: { SUNSET_DATE: '2027-03-01T12:00:00Z', DEPRECATION_DATE: '2025-06-30T00:00:00Z' } })
+    const pet = await postPet(api, { name: 'Rex', categoryId: 7 })
+    const before = await api.inject({ url: `/v1/pets/${pet.id}`, headers: api.auth })
+    assert.equal(before.statusCode, 200)
+    assert.equal(before.headers.sunset, 'Mon, 01 Mar 2027 12:00:00 GMT')
+    assert.equal(before.headers.deprecation, `@${Date.parse('2025-06-30T00:00:00Z') / 1000}`)
+    clock = sunset
+    assert.equal((await api.inject({ url: `/v1/pets/${pet.id}`, headers: api.auth })).statusCode, 410)
+  })
+})
