@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { HTTPMethods } from 'fastify'
+import { buildTestApp, json } from '../helpers.ts'
+
+/** Every non-2xx answer is {code, message, status} with status equal to the HTTP status. */
+
+describe('unknown routes', () => {
+  const UNKNOWN: Array<[method: HTTPMethods, path: string]> = [
+    ['GET', '/'],
+    ['GET', '/nope'],
+    ['GET', '/v1'],
+    ['GET', '/v1/nope'],
+    ['GET', '/v2/pets'],
+    ['GET', '/v1/pets/1/owner'],
+    ['POST', '/v1/orders'],
+    ['DELETE', '/v1/categories/7']
+  ]
+  test('answer 404 not_found naming the method and path, with or without a key', async (t) => {
+    const api = await buildTestApp(t)
+    for (const [method, path] of UNKNOWN) {
+      for (const headers of [{}, api.auth]) {
+        await t.test(`${method} ${path}${'authorization' in headers ? ' with a key' : ''}`, async () => {
+          const res = await api.inject({ method, url: `${path}?q=1`, headers })
+          assert.equal(res.statusCode, 404)
+          assert.deepEqual(res.json(), { code: 'not_found', message: `No route for ${method} ${path}.`, status: 404 })
+        })
+      }
+    }
+  })
+})
+
+describe('methods a known path does not serve', () => {
+  const PATHS: Array<[path: string, allow: string]> = [
+    ['/v1/pets', 'GET, HEAD, POST'],
+    ['/v1/pets/1', 'GET, HEAD'],
+    ['/v1/openapi.json', 'GET, HEAD'],
+    ['/healthz', 'GET, HEAD'],
+    ['/readyz', 'GET, HEAD']
+  ]
+  const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+  test('answer 405 method_not_allowed with Allow listing what is served', async (t) => {
+    const api = await buildTestApp(t)
+    for (const [path, allow] of PATHS) {
+      for (const method of METHODS.filter((m) => !allow.split(', ').includes(m))) {
+        await t.test(`${method} ${path}`, async () => {
+          const res = await api.inject({ method, url: path, headers: { ...api.auth, ...json }, payload: method === 'GET' ? undefined : '{}' })
+          assert.equal(res.statusCode, 405)
+          assert.equal(res.headers.allow, allow)
+          assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: ${allow}.`, status: 405 })
+        })
+      }
+    }
+    assert.equal(await api.store.countPets(), 0)
+  })
+})
+
+describe('bodies the service does not take', () => {
+  test('a body that is not application/json answers 415 unsupported_media_type', async (t) => {
+    const api = await buildTestApp(t)
+    const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, 'content-type': 'text/csv' }, payload: 'Rex,7' })
+    assert.equal(res.statusCode, 415)
+    assert.deepEqual(res.json(), { code: 'unsupported_media_type', message: 'The request body must be application/json.', status: 415 })
+  })
+
+  test('a body over 16 KiB answers 413 payload_too_large', async (t) => {
+    const api = await buildTestApp(t)
+    const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: `{"name":"Rex","categoryId":7,"pad":"${'x'.repeat(16 * 1024)}"}` })
+    assert.equal(res.statusCode, 413)
+    assert.deepEqual(res.json(), { code: 'payload_too_large', message: 'The request body is larger than the limit of 16 KiB.', status: 413 })
+  })
+
+  test('malformed JSON answers 400 invalid_request', async (t) => {
+    const api = await buildTestApp(t)
+    const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: '{"name":' })
+    assert.equal(res.statusCode, 400)
+    assert.deepEqual(res.json(), { code: 'invalid_request', message: 'The request body is not valid JSON: Unexpected end of JSON input', status: 400 })
+  })
+})
+
+test('every error answer is JSON with the request id in X-Request-Id', async (t) => {
+  const api = await buildTestApp(t)
+  const res = await api.inject({ url: '/v1/pets/rex', headers: { ...api.auth, 'x-request-id': 'trace-42' } })
+  assert.equal(res.statusCode, 400)
+  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+  assert.equal(res.headers['x-request-id'], 'trace-42')
+})
