@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { ConfigError, loadConfig } from '../src/config.ts'
+
+const DEFAULTS = {
+  PORT: 8080,
+  HOST: '127.0.0.1',
+  DATABASE_URL: 'sqlite:./data/petstore.db',
+  DATABASE_POOL_MAX: 10,
+  DATABASE_STATEMENT_TIMEOUT_MS: 5000,
+  DATABASE_CONNECT_TIMEOUT_MS: 2000,
+  REDIS_TIMEOUT_MS: 2000,
+  LOG_LEVEL: 'info',
+  DEPRECATION_DATE: '2026-01-01T00:00:00Z',
+  SUNSET_DATE: '2030-12-05T00:00:00Z',
+  SHUTDOWN_TIMEOUT_MS: 10000,
+  KEY_CACHE_TTL_MS: 1000,
+  ANSWER_CACHE_ENTRIES: 10000
+}
+/** Variables with no default: unset means the feature is off or derived. */
+const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL']
+
+describe('loadConfig', () => {
+  test('gives every variable its documented default, and leaves PUBLIC_URL and REDIS_URL unset', () => {
+    assert.deepEqual(loadConfig({}), DEFAULTS)
+  })
+
+  test('treats an empty variable as unset', () => {
+    assert.deepEqual(loadConfig(Object.fromEntries(Object.keys(DEFAULTS).map((name) => [name, '']))), DEFAULTS)
+  })
+
+  test('reads each variable that is set, and ignores variables it does not know', () => {
+    const text = {
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://petstore@db.internal:5432/petstore',
+      REDIS_URL: 'redis://cache.internal:6379',
+      PUBLIC_URL: 'https://api.example.com/v1',
+      LOG_LEVEL: 'silent',
+      DEPRECATION_DATE: '2025-06-30T00:00:00Z',
+      SUNSET_DATE: '2031-01-01T00:00:00+02:00'
+    }
+    const numbers = {
+      PORT: 0,
+      DATABASE_POOL_MAX: 50,
+      DATABASE_STATEMENT_TIMEOUT_MS: 250,
+      DATABASE_CONNECT_TIMEOUT_MS: 300,
+      REDIS_TIMEOUT_MS: 400,
+      SHUTDOWN_TIMEOUT_MS: 0,
+      KEY_CACHE_TTL_MS: 0,
+      ANSWER_CACHE_ENTRIES: 0
+    }
+    const env = { ...text, ...Object.fromEntries(Object.entries(numbers).map(([name, value]) => [name, String(value)])), PATH: '/usr/bin' }
+    assert.deepEqual(loadConfig(env), { ...text, ...numbers })
+  })
+
+  test('drops the trailing slashes of PUBLIC_URL, so links never hold //', () => {
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://staging.example.com/v1//' }).PUBLIC_URL, 'https://staging.example.com/v1')
+  })
+
+  const BAD: Array<[env: Record<string, string>, message: string]> = [
+    [{ PORT: 'http' }, 'PORT must be a whole number, got "http"'],
+    [{ PORT: '-1' }, 'PORT must be a whole number, got "-1"'],
+    [{ PORT: '80.5' }, 'PORT must be a whole number, got "80.5"'],
+    [{ PORT: ' 80' }, 'PORT must be a whole number, got " 80"'],
+    [{ PORT: '65536' }, 'PORT is invalid: must be <= 65535 (got 65536)'],
+    [{ PUBLIC_URL: 'api.example.com/v1' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s]+$" (got "api.example.com/v1")'],
+    [{ PUBLIC_URL: 'ftp://api.example.com/v1' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s]+$" (got "ftp://api.example.com/v1")'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL is invalid: must be equal to one of the allowed values (got "verbose")'],
+    [{ LOG_LEVEL: 'INFO' }, 'LOG_LEVEL is invalid: must be equal to one of the allowed values (got "INFO")'],
+    [{ DEPRECATION_DATE: 'yesterday' }, 'DEPRECATION_DATE is invalid: must match format "date-time" (got "yesterday")'],
+    [{ SUNSET_DATE: '2030-12-05' }, 'SUNSET_DATE is invalid: must match format "date-time" (got "2030-12-05")'],
+    [{ SHUTDOWN_TIMEOUT_MS: '10s' }, 'SHUTDOWN_TIMEOUT_MS must be a whole number, got "10s"'],
+    [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX is invalid: must be >= 1 (got 0)'],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number, got "5s"'],
+    [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"']
+  ]
+  for (const [env, message] of BAD) {
+    const [[name, value]] = Object.entries(env) as [[string, string]]
+    test(`${name}=${JSON.stringify(value)} stops with one line naming ${name}`, () => {
+      assert.throws(() => loadConfig({ ...env }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.equal(error.message, message)
+        assert.ok(error.message.startsWith(name) && !error.message.includes('\n'))
+        return true
+      })
+    })
+  }
+
+  test('every variable the README documents is one loadConfig reads, and the other way round', async () => {
+    const { readFile } = await import('node:fs/promises')
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1))
+    const documented = [...section.matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \|/gm)].map(([, name, value]) => [name, value!.replaceAll('`', '').trim()])
+    assert.deepEqual(documented.map(([name]) => name).toSorted(), [...Object.keys(DEFAULTS), ...OPTIONAL].toSorted())
+    for (const [name, value] of documented) {
+      if (!OPTIONAL.includes(name!)) assert.equal(value, String(DEFAULTS[name as keyof typeof DEFAULTS]), `${name}'s default in the README`)
+    }
+  })
+})
