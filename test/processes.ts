@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 
 const ROOT = new URL('..', import.meta.url).pathname
@@ -28,6 +31,8 @@ export interface ServerProcess {
   url: string
   child: ChildProcess
   stderr(): string
+  /** Everything written to stdout so far: the JSON log. */
+  stdout(): string
 }
 
 /**
@@ -42,7 +47,9 @@ export async function startServer (t: TestContext, env: Record<string, string>):
   })
   t.after(() => stopProcess(child))
   let stderr = ''
+  let stdout = ''
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk })
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS)
     let buffered = ''
@@ -57,7 +64,7 @@ export async function startServer (t: TestContext, env: Record<string, string>):
     })
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited with ${code} before listening: ${stderr}`)) })
   })
-  return { url, child, stderr: () => stderr }
+  return { url, child, stderr: () => stderr, stdout: () => stdout }
 }
 
 export async function stopProcess (child: ChildProcess): Promise<void> {
@@ -67,4 +74,16 @@ export async function stopProcess (child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
   await exited
   clearTimeout(timer)
+}
+
+/** The JSON log lines a server wrote to stdout so far. */
+export function logLines (server: ServerProcess): Array<Record<string, unknown>> {
+  return server.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line))
+}
+
+/** A temporary directory removed when the test ends. */
+export function tempDir (t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-e2e-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
 }

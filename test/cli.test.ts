@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { runCli, startServer, tempDir, type CliResult } from './processes.ts'
+
+const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
+const LIST_HEADER = 'id\tname\tprefix\tcreated\tlast used\tstate'
+const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/
+
+describe('petstore keys, on the DATABASE_URL of a running server', () => {
+  test('create prints the key alone, list never shows it, revoke stops it at once', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    const server = await startServer(t, { DATABASE_URL: databaseUrl })
+    const call = (key: string) => fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
+
+    const created = await runCli(['keys', 'create', '--name', 'deploy-bot'], { DATABASE_URL: databaseUrl })
+    assert.deepEqual({ code: created.code, stderr: created.stderr }, { code: 0, stderr: '' })
+    const key = KEY_LINE.exec(created.stdout)?.[1]
+    assert.ok(key, `stdout is the key and a newline, nothing else: ${JSON.stringify(created.stdout)}`)
+    assert.equal((await call(key)).status, 200, 'the running server accepts the new key')
+
+    const listed = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
+    assert.equal(listed.code, 0)
+    const [header, ...rows] = listed.stdout.trimEnd().split('\n')
+    assert.equal(header, LIST_HEADER)
+    const row = rows.map((line) => line.split('\t')).find((cells) => cells[1] === 'deploy-bot')
+    assert.ok(row, listed.stdout)
+    assert.deepEqual(row.map((cell) => cell.replace(ISO, '<time>')), [row[0], 'deploy-bot', `${key.slice(0, 12)}…`, '<time>', '<time>', 'active'])
+    const json = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
+    const records = JSON.parse(json.stdout) as Array<Record<string, unknown>>
+    assert.deepEqual(records.map((record) => Object.keys(record)), records.map(() => ['id', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt']))
+    for (const output of [listed.stdout, json.stdout]) {
+      assert.ok(!output.includes(key.slice(12)), 'the secret part of a key is never listed')
+    }
+
+    const revoked = await runCli(['keys', 'revoke', row[0]!], { DATABASE_URL: databaseUrl })
+    assert.deepEqual(revoked, { code: 0, stdout: `revoked key ${row[0]}\n`, stderr: '' })
+    const refused = await call(key)
+    assert.equal(refused.status, 401)
+    assert.deepEqual(await refused.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+    const after = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
+    assert.match(after.stdout, new RegExp(`^${row[0]}\tdeploy-bot\t.*\trevoked ${ISO.source}$`, 'm'))
+    const again = await runCli(['keys', 'revoke', row[0]!, '--json'], { DATABASE_URL: databaseUrl })
+    assert.deepEqual(again, { code: 0, stdout: `{"revoked":${row[0]}}\n`, stderr: '' }, 'revoking twice is not an error')
+  })
+
+  test('create --json gives the record and the key, for scripts that want both', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    const created = await runCli(['keys', 'create', '--name', 'ci', '--json'], { DATABASE_URL: databaseUrl })
+    assert.equal(created.code, 0)
+    const record = JSON.parse(created.stdout)
+    assert.match(record.key, /^psk_[A-Za-z0-9_-]{43}$/)
+    assert.deepEqual(record, { id: 1, name: 'ci', prefix: record.key.slice(0, 12), createdAt: record.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null, key: record.key })
+  })
+})
+
+describe('petstore with bad arguments', () => {
+  const usage = (command: string) => `Usage: npm run --silent petstore -- ${command}\n`
+  const CASES: Array<{ args: string[], code: number, stderr: string | RegExp }> = [
+    { args: ['feed'], code: 2, stderr: /^petstore: unknown command "feed"\nUsage: / },
+    { args: ['keys', 'create'], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage('keys create --name NAME [--json]') },
+    { args: ['keys', 'create', '--name', '  '], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage('keys create --name NAME [--json]') },
+    { args: ['keys', 'create', '--name', 'bot', 'extra'], code: 2, stderr: 'petstore keys create: unexpected argument "extra"\n' + usage('keys create --name NAME [--json]') },
+    { args: ['keys', 'create', '--nmae', 'bot'], code: 2, stderr: /^petstore keys create: Unknown option '--nmae'/ },
+    { args: ['keys', 'list', 'all'], code: 2, stderr: 'petstore keys list: unexpected argument "all"\n' + usage('keys list [--json]') },
+    { args: ['keys', 'revoke'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got ""\n' + usage('keys revoke ID [--json]') },
+    { args: ['keys', 'revoke', 'abc'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got "abc"\n' + usage('keys revoke ID [--json]') },
+    { args: ['keys', 'revoke', '99'], code: 1, stderr: 'petstore keys revoke: no key has id 99\n' }
+  ]
+
+  test('exit 2 with a message and the usage on stderr (1 when the operation itself fails), and write nothing to stdout', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    // Two at a time: each is a whole Node process, and the machine is shared.
+    const runs: CliResult[] = []
+    for (let i = 0; i < CASES.length; i += 2) {
+      runs.push(...await Promise.all(CASES.slice(i, i + 2).map(({ args }) => runCli([...args], { DATABASE_URL: databaseUrl }))))
+    }
+    for (const [index, { args, code, stderr }] of CASES.entries()) {
+      await t.test(`petstore ${args.join(' ')}`, () => {
+        const run = runs[index]!
+        assert.equal(run.code, code, run.stderr)
+        if (typeof stderr === 'string') assert.equal(run.stderr, stderr)
+        else assert.match(run.stderr, stderr)
+        assert.equal(run.stdout, '')
+      })
+    }
+  })
+
+  test('with no arguments prints the help on stdout and exits 2', async (t) => {
+    const run = await runCli([], { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}` })
+    assert.equal(run.code, 2)
+    assert.match(run.stdout, /^Usage: npm run --silent petstore -- <command> \[options\]\n/)
+    assert.match(run.stdout, /keys create --name NAME/)
+  })
+})

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { logLines, runCli, runToExit, startServer, stopProcess, tempDir } from './processes.ts'
+
+const FIRST_KEY = /First API key \(shown once, keep it\): (psk_[A-Za-z0-9_-]{43})\n/g
+
+describe('the server process, end to end over real HTTP', () => {
+  test('listens on port 0, prints the first key once on stderr only, and a second start makes no other key', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'fresh', 'petstore.db')}`
+    const first = await startServer(t, { DATABASE_URL: databaseUrl })
+    assert.notEqual(new URL(first.url).port, '0')
+
+    const printed = [...first.stderr().matchAll(FIRST_KEY)].map((match) => match[1]!)
+    assert.equal(printed.length, 1, first.stderr())
+    const key = printed[0]!
+    assert.match(first.stderr(), /Make more with: npm run --silent petstore -- keys create --name NAME\n/)
+    const authorization = `Bearer ${key}`
+
+    const created = await fetch(`${first.url}/v1/pets`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":9223372036854775807}' })
+    assert.equal(created.status, 201)
+    const body = await created.text()
+    const { id } = JSON.parse(body)
+    assert.equal(body, `{"id":${id},"name":"Rex","categoryId":9223372036854775807}`)
+    assert.equal(created.headers.get('location'), `${first.url}/v1/pets/${id}`)
+    const fetched = await fetch(created.headers.get('location')!, { headers: { authorization } })
+    assert.equal(fetched.status, 200)
+    assert.equal(await fetched.text(), body)
+    assert.equal(fetched.headers.get('sunset'), 'Thu, 05 Dec 2030 00:00:00 GMT')
+    const refused = await fetch(`${first.url}/v1/pets`)
+    assert.equal(refused.status, 401)
+    assert.deepEqual(await refused.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+    await stopProcess(first.child)
+
+    assert.ok(!first.stdout().includes(key.slice(12)), 'the stdout log never holds the key')
+    const announced = logLines(first).filter((line) => line.msg === 'created the first API key; it was printed once on stderr')
+    assert.deepEqual(announced.map((line) => line.prefix), [key.slice(0, 12)])
+
+    const second = await startServer(t, { DATABASE_URL: databaseUrl })
+    assert.doesNotMatch(second.stderr(), /First API key/)
+    const listed = await fetch(`${second.url}/v1/pets`, { headers: { authorization } })
+    assert.equal(listed.status, 200, 'the first key still works')
+    assert.equal(await listed.text(), `[${body}]`)
+    await stopProcess(second.child)
+    const keys = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
+    assert.deepEqual(JSON.parse(keys.stdout).map((k: { name: string }) => k.name), ['first key'])
+  })
+})
+
+describe('start-up with a bad setting', () => {
+  test('exits 1 with one line naming what is wrong, and serves nothing', async (t) => {
+    const dir = tempDir(t)
+    const aFile = join(dir, 'a-file')
+    writeFileSync(aFile, 'not a directory')
+    const notSqlite = join(dir, 'notes.txt')
+    writeFileSync(notSqlite, 'plain text, not a database, '.repeat(10))
+    const aDirectory = join(dir, 'a-directory')
+    mkdirSync(aDirectory)
+    const cases: Array<[setting: string, env: Record<string, string>, line: string]> = [
+      ['DATABASE_URL of an unknown scheme', { DATABASE_URL: 'mysql://db/petstore' }, 'DATABASE_URL must start with sqlite: or postgres://, got "mysql://db/petstore"'],
+      ['DATABASE_URL sqlite: without a path', { DATABASE_URL: 'sqlite:' }, 'DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/petstore.db'],
+      ['DATABASE_URL under a regular file', { DATABASE_URL: `sqlite:${aFile}/petstore.db` }, `DATABASE_URL sqlite:${aFile}/petstore.db cannot be opened: EEXIST: file already exists, mkdir '${aFile}'`],
+      ['DATABASE_URL naming a directory', { DATABASE_URL: `sqlite:${aDirectory}` }, `DATABASE_URL sqlite:${aDirectory} cannot be opened: unable to open database file`],
+      ['DATABASE_URL naming a file that is not SQLite', { DATABASE_URL: `sqlite:${notSqlite}` }, `DATABASE_URL sqlite:${notSqlite} cannot be opened: file is not a database`],
+      ['PORT not a number (every variable: config.test.ts)', { PORT: 'http' }, 'PORT must be a whole number, got "http"']
+    ]
+    for (const [setting, env, line] of cases) {
+      await t.test(setting, async () => {
+        const run = await runToExit(['src/server.ts'], { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'unused.db')}`, ...env })
+        assert.equal(run.code, 1)
+        assert.equal(run.stderr, `petstore: cannot start: ${line}\n`)
+        assert.equal(run.stdout, '')
+      })
+    }
+  })
+})
