@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { errorHandler, notFoundHandler } from './errors.ts'
-import { parseJsonBody } from './json-body.ts'
+import { assertUtf8, parseJsonBody } from './json-body.ts'
 import { loggerOptions, requestIdOf, requestLogging } from './logging.ts'
 import { bearerAuth } from './plugins/auth.ts'
 import { openapi, openapiRoute } from './plugins/openapi.ts'
@@ -43,8 +43,9 @@ export async function buildApp ({ config, store, redis, now = Date.now, logStrea
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
+      assertUtf8(request.headers['content-type'])
       done(null, parseJsonBody(body as string))
     } catch (error) {
       done(error as Error, undefined)

@@ -5,7 +5,7 @@ import { Type, type Static } from 'typebox'
 /** Every setting the service reads, with its default. Only the entry points read process.env. */
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  HOST: Type.String({ pattern: '^\\S+$', default: '127.0.0.1' }),
   DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/petstore.db' }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),

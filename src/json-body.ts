@@ -1,4 +1,4 @@
-import { invalidRequest } from './errors.ts'
+import { ApiError, invalidRequest } from './errors.ts'
 
 /**
  * JSON.parse turns 9223372036854775807 into 9223372036854775808: a double cannot hold it.
@@ -19,6 +19,16 @@ function reviver (this: object, key: string, value: unknown, context?: ReviverCo
     sources.set(key, context.source)
   }
   return value
+}
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
+
+/** JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread, so it is refused. */
+export function assertUtf8 (contentType: string | undefined): void {
+  const charset = contentType === undefined ? undefined : CHARSET.exec(contentType)?.[1]
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new ApiError('unsupported_media_type', `The request body must be UTF-8 JSON; charset=${charset} is not supported.`)
+  }
 }
 
 type Reviver = (this: unknown, key: string, value: unknown) => unknown

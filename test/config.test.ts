@@ -72,7 +72,8 @@ describe('loadConfig', () => {
     [{ SHUTDOWN_TIMEOUT_MS: '10s' }, 'SHUTDOWN_TIMEOUT_MS must be a whole number, got "10s"'],
     [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX is invalid: must be >= 1 (got 0)'],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number, got "5s"'],
-    [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"']
+    [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"'],
+    [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")']
   ]
   for (const [env, message] of BAD) {
     const [[name, value]] = Object.entries(env) as [[string, string]]

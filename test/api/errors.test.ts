@@ -63,6 +63,14 @@ describe('bodies the service does not take', () => {
     assert.deepEqual(res.json(), { code: 'unsupported_media_type', message: 'The request body must be application/json.', status: 415 })
   })
 
+  test('a JSON body declared in a charset other than UTF-8 answers 415 and stores nothing', async (t) => {
+    const api = await buildTestApp(t)
+    const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, 'content-type': 'application/json; charset=latin1' }, payload: '{"name":"Rex","categoryId":7}' })
+    assert.equal(res.statusCode, 415)
+    assert.deepEqual(res.json(), { code: 'unsupported_media_type', message: 'The request body must be UTF-8 JSON; charset=latin1 is not supported.', status: 415 })
+    assert.equal(await api.store.countPets(), 0)
+  })
+
   test('a body over 16 KiB answers 413 payload_too_large', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: `{"name":"Rex","categoryId":7,"pad":"${'x'.repeat(16 * 1024)}"}` })
