@@ -68,11 +68,12 @@ export async function buildApp ({ config, store, redis, now = Date.now, logStrea
         sunsetAt: new Date(config.SUNSET_DATE),
         cacheEntries: config.ANSWER_CACHE_ENTRIES
       })
+      // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
+      allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])
+      allowOnly(guarded, '/pets/:petId', ['GET', 'HEAD'])
     })
   }, { prefix: '/v1' })
 
-  allowOnly(app, '/v1/pets', ['GET', 'HEAD', 'POST'])
-  allowOnly(app, '/v1/pets/:petId', ['GET', 'HEAD'])
   allowOnly(app, '/v1/openapi.json', ['GET', 'HEAD'])
   for (const url of ['/healthz', '/readyz']) allowOnly(app, url, ['GET', 'HEAD'])
 

@@ -12,7 +12,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 2000 }),
   REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 2000 }),
-  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  // The base address ends in /v1, the version segment of the interface.
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+/v1/*$' })),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   DEPRECATION_DATE: Type.String({ format: 'date-time', default: '2026-01-01T00:00:00Z' }),
   SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),

@@ -12,13 +12,14 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   await store.migrate()
   const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS)
   const firstKey = await ensureFirstKey(store)
-  const app = await buildApp({ config, store, redis })
   if (firstKey) {
-    // Shown once, on stderr and outside the JSON log, so log pipelines never hold a key.
+    // Shown once, on stderr and outside the JSON log, so log pipelines never hold a key;
+    // shown at once, so that a start-up failing later cannot lose the only key.
     process.stderr.write(`\nFirst API key (shown once, keep it): ${firstKey}\n` +
       'Make more with: npm run --silent petstore -- keys create --name NAME\n\n')
-    app.log.info({ prefix: firstKey.slice(0, 12) }, 'created the first API key; it was printed once on stderr')
   }
+  const app = await buildApp({ config, store, redis })
+  if (firstKey) app.log.info({ prefix: firstKey.slice(0, 12) }, 'created the first API key; it was printed once on stderr')
   await app.listen({ port: config.PORT, host: config.HOST })
   closeOnSignals(app, config.SHUTDOWN_TIMEOUT_MS)
   return app

@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite'
+import { StoreUnavailableError } from './errors.ts'
 
 interface Pending { work: () => unknown, resolve: (value: any) => void, reject: (error: unknown) => void }
 
@@ -44,7 +45,8 @@ export class GroupCommit {
       this.#db.exec('COMMIT')
     } catch (error) {
       if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
-      for (const pending of batch) pending.reject(error)
+      const failure = isBusy(error) ? new StoreUnavailableError('the SQLite database stayed locked by another writer', { cause: error }) : error
+      for (const pending of batch) pending.reject(failure)
       return
     }
     batch.forEach((pending, i) => {
@@ -53,4 +55,11 @@ export class GroupCommit {
       else pending.reject(result.error)
     })
   }
+}
+
+// SQLITE_BUSY (5) and SQLITE_LOCKED (6): another process (the CLI importing, say) holds the
+// write lock past the busy timeout. That is a store outage for the caller, not a bug.
+function isBusy (error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode
+  return typeof code === 'number' && ((code & 0xff) === 5 || (code & 0xff) === 6)
 }

@@ -94,13 +94,23 @@ export function createMigrationClient (target: PostgresTarget, options: Postgres
  * 53 insufficient resources, 57 operator intervention (57014: statement timeout).
  * An error without a SQLSTATE comes from the driver or the network.
  */
-export function isOutage (error: unknown): boolean {
-  if (error instanceof pg.DatabaseError) return /^(08|53|57)/.test(error.code ?? '')
-  return true
-}
-
 // The driver's words for its own timeouts, told in terms of the settings that bound them.
 const CONNECT_TIMEOUT_MESSAGES = new Set(['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout', 'timeout expired'])
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])
+const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/
+
+/**
+ * An outage is the database or the way to it failing, not a bug: SQLSTATE classes 08
+ * (connection), 53 (resources) and 57 (operator intervention), network errors and the
+ * driver's own timeouts. Anything else (a TypeError, a constraint) stays an error of ours.
+ */
+export function isOutage (error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) return /^(08|53|57)/.test(error.code ?? '')
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true
+  const message = error instanceof Error ? error.message : ''
+  return CONNECT_TIMEOUT_MESSAGES.has(message) || LOST_CONNECTION.test(message)
+}
 
 function outageReason (error: unknown, options: PostgresOptions): string {
   const cause = describeCause(error)

@@ -39,6 +39,8 @@ function keyFromRow (row: KeyRow): ApiKeyRecord {
   }
 }
 
+// Read once: /readyz asks on every probe.
+const LATEST_MIGRATION = loadMigrations('postgres').at(-1)?.version ?? 0
 const PET_COLUMNS = 'id, name, category_id, status'
 const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
 /** The statements on the request path; a test checks each is an index scan. */
@@ -127,9 +129,8 @@ export class PostgresStore implements Store {
   }
 
   async checkReady (): Promise<void> {
-    const latest = loadMigrations('postgres').at(-1)?.version ?? 0
     const { rows } = await this.#query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
-    if (Number(rows[0]?.version ?? 0) < latest) throw new Error('database schema is behind: run migrations')
+    if (Number(rows[0]?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
   }
 
   async createPet (pet: NewPet): Promise<Pet> {

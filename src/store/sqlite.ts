@@ -61,8 +61,9 @@ function openDatabase (path: string): DatabaseSync {
     db = new DatabaseSync(path)
     // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
     // acknowledged 201 survives a crash or a power cut. The busy timeout covers the CLI
-    // writing while the server runs.
-    db.exec('PRAGMA busy_timeout = 5000')
+    // writing while the server runs; it is short because node:sqlite waits synchronously,
+    // holding the whole event loop: past it a write answers 503 and the caller retries.
+    db.exec('PRAGMA busy_timeout = 250')
     db.exec('PRAGMA journal_mode = WAL')
     db.exec('PRAGMA synchronous = FULL')
     db.exec('PRAGMA foreign_keys = ON')
@@ -73,6 +74,8 @@ function openDatabase (path: string): DatabaseSync {
   }
 }
 
+// Read once: /readyz asks on every probe.
+const LATEST_MIGRATION = loadMigrations('sqlite').at(-1)?.version ?? 0
 const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
 
 /** The queries on the request path. Each must be an index range scan: a test EXPLAINs them. */
@@ -149,9 +152,8 @@ export class SqliteStore implements Store {
   }
 
   async checkReady (): Promise<void> {
-    const latest = loadMigrations('sqlite').at(-1)?.version ?? 0
     const row = this.#statement('SELECT max(version) AS version FROM schema_migrations').get()
-    if (Number(row?.version ?? 0) < latest) throw new Error('database schema is behind: run migrations')
+    if (Number(row?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
   }
 
   createPet (pet: NewPet): Promise<Pet> {

@@ -100,10 +100,12 @@ describe('authentication comes before everything else', () => {
     { request: 'limit out of range', options: { url: '/v1/pets?limit=0' } },
     { request: 'a forged cursor', options: { url: '/v1/pets?cursor=!!' } },
     { request: 'a petId that is not an integer', options: { url: '/v1/pets/rex' } },
-    { request: 'a petId never assigned', options: { url: '/v1/pets/9223372036854775807' } }
+    { request: 'a petId never assigned', options: { url: '/v1/pets/9223372036854775807' } },
+    { request: 'a method the pet path does not allow', options: { method: 'DELETE', url: '/v1/pets/1' } },
+    { request: 'a method the list path does not allow', options: { method: 'PUT', url: '/v1/pets', headers: json, payload: '{}' } }
   ]
   for (const authorization of [undefined, 'Bearer not-a-key']) {
-    test(`${authorization ? 'a malformed key' : 'no key'} gets 401, not 400, 404, 413 or 415`, async (t) => {
+    test(`${authorization ? 'a malformed key' : 'no key'} gets 401, not 400, 404, 405, 413 or 415`, async (t) => {
       const api = await buildTestApp(t)
       for (const { request, options } of BAD_REQUESTS) {
         await t.test(request, async () => {

@@ -23,6 +23,13 @@ describe('createPet', () => {
     assert.equal(res.headers.location, `https://staging.example.com/v1/pets/${res.json().id}`)
   })
 
+  test('never echoes a Host header that is not a plain host into Location: the link stays relative', async (t) => {
+    const api = await buildTestApp(t)
+    const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json, host: 'evil.example/x>; rel="next", <https://evil' }, payload: '{"name":"Rex","categoryId":7}' })
+    assert.equal(res.statusCode, 201)
+    assert.equal(res.headers.location, `/v1/pets/${res.json().id}`)
+  })
+
   test('assigns increasing ids that are never the same', async (t) => {
     const api = await buildTestApp(t)
     const first = await postPet(api, { name: 'A', categoryId: 1 })
