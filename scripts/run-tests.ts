@@ -20,7 +20,7 @@ const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 function runSuite (label: string, files: string[], env: Record<string, string>): Promise<RunResult> {
   process.stdout.write(`\n=== ${label}: ${files.length} files ===\n`)
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--test', '--test-concurrency=2', ...files], {
+    const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=240000', ...files], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit']
     })

@@ -2,6 +2,7 @@ import type pg from 'pg'
 import type { NewPet, Pet, PetStatus } from '../schemas.ts'
 import { loadMigrations } from './migrations.ts'
 import { createMigrationClient, createPool, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './postgres-pool.ts'
+import { PET_INSERT_LOCK, PetInsertBatcher } from './postgres-writes.ts'
 import type { ApiKeyRecord, ListPetsOptions, NewApiKey, Store } from './types.ts'
 
 export type { PostgresOptions } from './postgres-pool.ts'
@@ -57,18 +58,37 @@ const MIGRATION_LOCK = 0x7065_7473
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
-  // Each connection draws from the sequence before it commits: an id taken early can commit late.
-  readonly idsFollowCommitOrder = false
+  // Pet inserts hold one advisory lock to their commit (see postgres-writes.ts).
+  readonly idsFollowCommitOrder = true
   readonly #target: PostgresTarget
   readonly #options: PostgresOptions
   readonly #pool: pg.Pool
   // Each statement is prepared once per connection, under a name of its own.
   readonly #statementNames = new Map<string, string>()
+  readonly #inserts = new PetInsertBatcher((work) => this.#insertTransaction(work))
 
   constructor (url: string, options: PostgresOptions = {}) {
     this.#target = parsePostgresUrl(url)
     this.#options = options
     this.#pool = createPool(this.#target, options)
+  }
+
+  /** A transaction holding the pet insert lock of this schema until it commits. */
+  async #insertTransaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect()
+    try {
+      await client.query('BEGIN')
+      await client.query({ name: 'petstore_insert_lock', text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [PET_INSERT_LOCK, this.#target.schema ?? ''] })
+      const result = await work(client)
+      await client.query('COMMIT')
+      client.release()
+      return result
+    } catch (error) {
+      const outage = isOutage(error)
+      if (!outage) await client.query('ROLLBACK').catch(() => {})
+      client.release(outage)
+      throw outage ? unavailable(this.#target, this.#options, error) : error
+    }
   }
 
   async #connect (): Promise<pg.PoolClient> {
@@ -133,10 +153,8 @@ export class PostgresStore implements Store {
     if (Number(rows[0]?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
   }
 
-  async createPet (pet: NewPet): Promise<Pet> {
-    const { rows } = await this.#query<PetRow>(`INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}`,
-      [pet.name, pet.categoryId, pet.status ?? null])
-    return petFromRow(rows[0]!)
+  createPet (pet: NewPet): Promise<Pet> {
+    return this.#inserts.insert(pet)
   }
 
   async getPet (id: bigint): Promise<Pet | undefined> {

@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import pg from 'pg'
 import { INT64_MAX, INT64_MIN } from '../../src/schemas.ts'
 import { openStore } from '../../src/store/index.ts'
+import { PET_INSERT_LOCK } from '../../src/store/postgres-writes.ts'
 import { freshSchema } from '../pg-schema.ts'
 
 async function migratedStore (t: Parameters<typeof freshSchema>[0]) {
@@ -73,4 +74,39 @@ test('API keys: created, found by hash, touched and revoked with the first revoc
   assert.deepEqual(await store.listApiKeys(), [{ ...created, lastUsedAt: '2030-05-06T07:08:09.010Z', revokedAt }])
   assert.equal(await store.findApiKeyByHash('b'.repeat(64)), undefined)
   assert.equal(await store.countApiKeys(), 1)
+})
+
+test('pets commit in id order: a create waits while another writer holds an earlier id, so no page can skip it', async (t) => {
+  const { schema, url, store } = await migratedStore(t)
+  const writer = new pg.Client({ connectionString: url.replace(/\?.*$/, '') })
+  await writer.connect()
+  t.after(() => writer.end())
+  // A writer of the service's kind: takes the pet insert lock, draws an id, does not commit yet.
+  await writer.query('BEGIN')
+  await writer.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PET_INSERT_LOCK, schema])
+  const { rows } = await writer.query(`INSERT INTO ${schema}.pets (name, category_id) VALUES ('early', 1) RETURNING id`)
+  const earlyId = BigInt(rows[0].id)
+
+  let settled = false
+  const late = store.createPet({ name: 'late', categoryId: 2n }).finally(() => { settled = true })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.equal(settled, false, 'the later create must not commit before the earlier id')
+  assert.deepEqual(await store.listPets({ limit: 10 }), [], 'nothing is visible while the earlier id is in flight')
+
+  await writer.query('COMMIT')
+  const created = await late
+  assert.ok(created.id > earlyId)
+  assert.deepEqual(await store.listPets({ limit: 10 }), [
+    { id: earlyId, name: 'early', categoryId: 1n },
+    { id: created.id, name: 'late', categoryId: 2n }
+  ])
+})
+
+test('creates that arrive together are written in one batch and get increasing ids in the order they were asked', async (t) => {
+  const { store } = await migratedStore(t)
+  const pets = await Promise.all(Array.from({ length: 50 }, (_, i) => store.createPet({ name: `p${i}`, categoryId: BigInt(i) })))
+  assert.deepEqual(pets.map((pet) => pet.name), Array.from({ length: 50 }, (_, i) => `p${i}`))
+  assert.deepEqual(pets.map((pet) => pet.categoryId), Array.from({ length: 50 }, (_, i) => BigInt(i)))
+  for (let i = 1; i < pets.length; i++) assert.ok(pets[i]!.id > pets[i - 1]!.id)
+  assert.deepEqual(await store.listPets({ limit: 100 }), pets)
 })
