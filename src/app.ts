@@ -5,6 +5,7 @@ import { errorHandler, notFoundHandler } from './errors.ts'
 import { assertUtf8, parseJsonBody } from './json-body.ts'
 import { loggerOptions, requestIdOf, requestLogging } from './logging.ts'
 import { bearerAuth } from './plugins/auth.ts'
+import { createMetrics, instrumentStore, metricsPlugin } from './plugins/metrics.ts'
 import { openapi, openapiRoute } from './plugins/openapi.ts'
 import { healthRoutes } from './routes/health.ts'
 import { allowOnly } from './routes/method-not-allowed.ts'
@@ -27,7 +28,9 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream
 }
 
-export async function buildApp ({ config, store, redis, now = Date.now, logStream }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream }: AppDeps): Promise<FastifyInstance> {
+  const metrics = createMetrics()
+  const store = instrumentStore(givenStore, metrics.storeDuration)
   const logger = loggerOptions(config)
   const app = Fastify({
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
@@ -52,6 +55,7 @@ export async function buildApp ({ config, store, redis, now = Date.now, logStrea
     }
   })
   requestLogging(app)
+  await app.register(metricsPlugin, { metrics })
 
   await app.register(openapi, { publicUrl: config.PUBLIC_URL })
   await app.register(healthRoutes, { store, redis })
@@ -75,7 +79,7 @@ export async function buildApp ({ config, store, redis, now = Date.now, logStrea
   }, { prefix: '/v1' })
 
   allowOnly(app, '/v1/openapi.json', ['GET', 'HEAD'])
-  for (const url of ['/healthz', '/readyz']) allowOnly(app, url, ['GET', 'HEAD'])
+  for (const url of ['/healthz', '/readyz', '/metrics']) allowOnly(app, url, ['GET', 'HEAD'])
 
   app.addHook('onClose', async () => {
     await store.close()

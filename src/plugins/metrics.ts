@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import type { Store } from '../store/types.ts'
+
+/** The service's own metrics: one set per app instance, so tests can build many apps side by side. */
+export interface Metrics {
+  registry: Registry
+  httpRequests: Counter<'route' | 'method' | 'status'>
+  httpDuration: Histogram<'route' | 'method' | 'status'>
+  petsCreated: Counter
+  authFailures: Counter
+  rateLimited: Counter
+  storeDuration: Histogram<'operation' | 'outcome'>
+}
+
+let processRegistry: Registry | undefined
+
+/**
+ * Process metrics (CPU, memory, handles, GC, event-loop lag) describe the process, not an app,
+ * and each collection starts timers and observers that never stop: one set per process, merged
+ * into every app's exposition.
+ */
+function processMetrics (): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+export function createMetrics (): Metrics {
+  const own = new Registry()
+  const registers = [own]
+  const http = { labelNames: ['route', 'method', 'status'] as const, registers }
+  const metrics: Metrics = {
+    registry: own,
+    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route template, method and status.', ...http }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to sending its answer, by route template, method and status.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      ...http
+    }),
+    petsCreated: new Counter({ name: 'petstore_pets_created_total', help: 'Pets added through createPet (idempotent replays not counted).', registers }),
+    authFailures: new Counter({ name: 'petstore_auth_failures_total', help: 'Requests refused with 401 for a missing or invalid API key.', registers }),
+    rateLimited: new Counter({ name: 'petstore_rate_limited_total', help: 'Requests refused with 429 by a rate limit.', registers }),
+    storeDuration: new Histogram({
+      name: 'petstore_store_query_duration_seconds',
+      help: 'Time spent in store calls, by store operation and outcome (ok or error).',
+      labelNames: ['operation', 'outcome'],
+      buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers
+    })
+  }
+  metrics.registry = Registry.merge([own, processMetrics()])
+  return metrics
+}
+
+/** The same store, with every call timed into the store duration histogram. */
+export function instrumentStore (store: Store, duration: Metrics['storeDuration']): Store {
+  return new Proxy(store, {
+    get (target, property, receiver) {
+      const value = Reflect.get(target, property, receiver)
+      if (typeof value !== 'function') return value
+      // Called on the target itself: adapters keep their connections in private fields.
+      if (property === 'close' || typeof property !== 'string') return value.bind(target)
+      return (...args: unknown[]) => {
+        const end = duration.startTimer({ operation: property })
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args)
+        if (!(result instanceof Promise)) { end({ outcome: 'ok' }); return result }
+        return result.then(
+          (resolved) => { end({ outcome: 'ok' }); return resolved },
+          (error: unknown) => { end({ outcome: 'error' }); throw error }
+        )
+      }
+    }
+  })
+}
+
+/** Counts every answer by route template (never the raw URL, which would grow without bound). */
+export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }) {
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = { route: request.routeOptions.url ?? 'unmatched', method: request.method, status: String(reply.statusCode) }
+    metrics.httpRequests.inc(labels)
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000)
+    if (reply.statusCode === 401) metrics.authFailures.inc()
+    if (reply.statusCode === 429) metrics.rateLimited.inc()
+    if (reply.statusCode === 201 && labels.route === '/v1/pets' && request.method === 'POST' && !reply.hasHeader('idempotent-replayed')) {
+      metrics.petsCreated.inc()
+    }
+  })
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType)
+    return metrics.registry.metrics()
+  })
+}, { name: 'metrics' })
