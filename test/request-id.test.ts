@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict'
+import { PassThrough } from 'node:stream'
+import { test } from 'node:test'
+import { buildTestApp } from './helpers.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+/** An app whose log lines are collected as parsed JSON. */
+async function appWithLog (t: import('node:test').TestContext) {
+  const stream = new PassThrough()
+  const lines: Array<Record<string, unknown>> = []
+  stream.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line))
+  })
+  const testApp = await buildTestApp(t, { env: { LOG_LEVEL: 'info' }, logStream: stream })
+  return { ...testApp, lines }
+}
+
+test('a sane X-Request-Id from the caller is kept on the answer and in the log line', async (t) => {
+  const { app, auth, lines } = await appWithLog(t)
+  const id = 'trace-42.abc:DEF_9'
+  const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': id } })
+  assert.equal(res.statusCode, 200)
+  assert.equal(res.headers['x-request-id'], id)
+  const line = lines.find((l) => l.msg === 'request')
+  assert.equal(line?.reqId, id)
+})
+
+test('an insane X-Request-Id is replaced by a generated one, and that one is logged', async (t) => {
+  const { app, auth, lines } = await appWithLog(t)
+  for (const given of ['has space', 'x'.repeat(129), 'quote"d', 'new\u00e9', '']) {
+    const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': given } })
+    const answered = String(res.headers['x-request-id'])
+    assert.match(answered, UUID, `replaced ${JSON.stringify(given)}`)
+    assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, answered)
+  }
+})
+
+test('a request without X-Request-Id gets a generated one, different each time', async (t) => {
+  const { app } = await appWithLog(t)
+  const first = (await app.inject({ url: '/healthz' })).headers['x-request-id']
+  const second = (await app.inject({ url: '/healthz' })).headers['x-request-id']
+  assert.match(String(first), UUID)
+  assert.match(String(second), UUID)
+  assert.notEqual(first, second)
+})
+
+test('a 5xx names the same request id in its message, on the answer and in the log', async (t) => {
+  const { app, store, auth, lines } = await appWithLog(t)
+  await store.close()
+  const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': 'req-500-check' } })
+  assert.equal(res.statusCode, 500)
+  assert.equal(res.headers['x-request-id'], 'req-500-check')
+  assert.deepEqual(JSON.parse(res.body), { code: 'internal', message: 'The request failed on the server (request id req-500-check).', status: 500 })
+  const failure = lines.find((l) => l.msg === 'request failed')
+  assert.equal(failure?.reqId, 'req-500-check')
+  assert.equal(lines.find((l) => l.msg === 'request')?.reqId, 'req-500-check')
+})
