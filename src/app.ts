@@ -5,6 +5,7 @@ import { errorHandler, notFoundHandler } from './errors.ts'
 import { assertUtf8, parseJsonBody } from './json-body.ts'
 import { loggerOptions, requestIdOf, requestLogging } from './logging.ts'
 import { bearerAuth } from './plugins/auth.ts'
+import { docsRoutes } from './plugins/docs.ts'
 import { createMetrics, instrumentStore, metricsPlugin } from './plugins/metrics.ts'
 import { openapi, openapiRoute } from './plugins/openapi.ts'
 import { healthRoutes } from './routes/health.ts'
@@ -59,6 +60,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
 
   await app.register(openapi, { publicUrl: config.PUBLIC_URL })
   await app.register(healthRoutes, { store, redis })
+  await app.register(docsRoutes)
   await app.register(async (v1) => {
     await v1.register(openapiRoute)
     // Encapsulated: the bearer check covers the pet operations only.
@@ -79,7 +81,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   }, { prefix: '/v1' })
 
   allowOnly(app, '/v1/openapi.json', ['GET', 'HEAD'])
-  for (const url of ['/healthz', '/readyz', '/metrics']) allowOnly(app, url, ['GET', 'HEAD'])
+  for (const url of ['/healthz', '/readyz', '/metrics', '/docs', '/docs/']) allowOnly(app, url, ['GET', 'HEAD'])
 
   app.addHook('onClose', async () => {
     await store.close()

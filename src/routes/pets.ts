@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, invalidRequest } from '../errors.ts'
 import { decodeCursor, encodeCursor } from '../int64.ts'
+import { GET_PET_DOCS_FRAGMENT } from '../plugins/docs.ts'
 import type { ListPetsQuery, NewPet, PetIdParams } from '../schemas.ts'
 import type { Store } from '../store/types.ts'
 import { createPetSchema, getPetSchema, listPetsSchema } from './pet-operations.ts'
@@ -86,7 +87,7 @@ export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions
       const base = baseUrl(request, publicUrl)
       reply.header('deprecation', deprecationHeader)
       reply.header('sunset', sunsetHeader)
-      reply.header('link', `<${base}/pets>; rel="successor-version", <${base.replace(/\/v1$/, '')}/docs#tag/animals/GET/pets/{petId}>; rel="deprecation"; type="text/html"`)
+      reply.header('link', `<${base}/pets>; rel="successor-version", <${base.replace(/\/v1$/, '')}/docs#${GET_PET_DOCS_FRAGMENT}>; rel="deprecation"; type="text/html"`)
     },
     preValidation: async () => {
       if (now() >= sunsetMs) throw new ApiError('gone', `getPet was removed on ${sunsetHeader}; use GET /pets with the status filter.`)

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { chromium, type Page } from 'playwright-core'
+import { buildApp } from '../src/app.ts'
+import { createTestStore, issueKey, testConfig } from './helpers.ts'
+
+const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
+
+/** Without Chromium the test cannot run: say so loudly, and under CI fail rather than skip. */
+function chromiumMissing (): string | undefined {
+  if (existsSync(CHROMIUM)) return undefined
+  const message = `${CHROMIUM} is missing: install it with apt-get install -y chromium (.ci/run does)`
+  if (process.env.CI === 'true') assert.fail(message)
+  process.stderr.write(`\n*** SKIPPED the /docs browser test: ${message} ***\n\n`)
+  return message
+}
+
+test('/docs shows the three operations, the deprecation and the decisions, calls listPets through "try it", and loads nothing from outside', { timeout: 120_000 }, async (t) => {
+  const missing = chromiumMissing()
+  if (missing) return t.skip(missing)
+
+  const { store, cleanup } = await createTestStore()
+  const { key } = await issueKey(store)
+  const app = await buildApp({ config: testConfig(), store })
+  t.after(async () => { await app.close(); await cleanup() })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+
+  const name = `Docs page pet ${Math.random().toString(36).slice(2, 8)}`
+  const created = await fetch(`${origin}/v1/pets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: `{"name":"${name}","categoryId":9223372036854775807,"status":"available"}`
+  })
+  assert.equal(created.status, 201)
+  const petId = JSON.parse(await created.text()).id as number
+  // The deprecation notice the API points callers at: the Link rel="deprecation" of a getPet answer.
+  const link = (await fetch(`${origin}/v1/pets/${petId}`, { headers: { authorization: `Bearer ${key}` } })).headers.get('link') ?? ''
+  const notice = /<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
+  if (!notice?.startsWith(`${origin}/docs#`)) assert.fail(`Link names the docs page: ${link}`)
+
+  const userDataDir = mkdtempSync(join(tmpdir(), 'petstore-chromium-'))
+  const shots = mkdtempSync(join(tmpdir(), 'petstore-docs-shot-'))
+  const browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
+  // Closed before the server: its keep-alive connections would hold app.close() for a minute.
+  try {
+    await useDocsPage(browser.pages()[0] ?? await browser.newPage(), { origin, key, name, notice, shots })
+  } finally {
+    await browser.close()
+    rmSync(userDataDir, { recursive: true, force: true })
+  }
+})
+interface DocsCase { origin: string, key: string, name: string, notice: string, shots: string }
+
+async function useDocsPage (page: Page, { origin, key, name, notice, shots }: DocsCase) {
+  const fragment = notice.slice(notice.indexOf('#') + 1)
+  const requested: string[] = []
+  page.on('request', (request) => { requested.push(request.url()) })
+
+  await page.goto(notice, { waitUntil: 'networkidle' })
+
+  // The fragment lands on getPet's section, which shows the deprecation.
+  const getPet = page.locator(`[id$="${fragment}"]`)
+  await getPet.waitFor()
+  const top = await getPet.evaluate((element) => element.getBoundingClientRect().top)
+  assert.ok(Math.abs(top) < 50, `the getPet section is scrolled into view (top ${top})`)
+  assert.match(await getPet.innerText(), /Deprecated[\s\S]*Get an animal \(deprecated\)[\s\S]*to be removed on 2030-12-05/)
+
+  // The three operations, each with its own section.
+  const sidebar = await page.locator('nav, aside').first().innerText()
+  for (const summary of ['List all animals', 'Add an animal', 'Get an animal (deprecated)']) assert.ok(sidebar.includes(summary), `sidebar lists ${summary}`)
+  for (const operation of ['tag/animals/GET/pets', 'tag/animals/POST/pets', 'tag/animals/GET/pets/{petId}']) {
+    assert.equal(await page.locator(`[id$="/${operation}"]`).count(), 1, `section ${operation}`)
+  }
+  // The decisions where the interface is silent, the "not shown" ones among them.
+  const pageText = await page.locator('body').innerText()
+  assert.match(pageText, /Not shown by the interface, and not offered: updating or deleting animals, categories, orders, events\./)
+  assert.match(pageText, /status default: when status is omitted on create, the pet has no status/)
+
+  // "Try it": listPets with the key, answered by this server.
+  await page.locator('[id$="/tag/animals/GET/pets"]').getByRole('button', { name: /Test Request/ }).click()
+  const client = page.getByRole('dialog')
+  await client.getByPlaceholder('Token').fill(key)
+  const answered = page.waitForResponse((response) => response.url().startsWith(`${origin}/v1/pets?`))
+  await client.locator('[data-addressbar-action="send"]').filter({ visible: true }).click()
+  const response = await answered
+  assert.equal(response.status(), 200)
+  assert.equal(response.request().headers().authorization, `Bearer ${key}`)
+  await client.getByText(name).first().waitFor()
+  const shown = await client.innerText()
+  assert.match(shown, /200 OK/)
+  assert.match(shown, new RegExp(`"name": "${name}",\\s*"categoryId": 9223372036854775807,\\s*"status": "available"`), 'the response body is shown, int64 exact')
+
+  const screenshot = join(shots, 'docs.png')
+  await page.screenshot({ path: screenshot })
+  assert.ok(statSync(screenshot).size > 10_000)
+  process.stdout.write(`# screenshot of /docs: ${screenshot}\n`)
+
+  const outside = requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'))
+  assert.deepEqual(outside, [], 'every request of the page goes to this server')
+}
