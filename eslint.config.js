@@ -1,7 +1,7 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['node_modules/**', 'data/**', 'client/dist/**'] }),
+  ...neostandard({ ts: true, ignores: ['node_modules/**', 'data/**', 'client/dist/**', 'client/src/generated/**'] }),
   {
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true } },

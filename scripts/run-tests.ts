@@ -55,7 +55,7 @@ async function unreachable (service: string, url: string, files: string[], reaso
   return reason
 }
 
-const once = globSync('test/*.test.ts').sort()
+const once = [...globSync('test/*.test.ts'), ...globSync('client/test/*.test.ts')].sort()
 const perStore = globSync('test/api/*.test.ts').sort()
 const postgresOnly = globSync('test/postgres/*.test.ts').sort()
 const redisOnly = globSync('test/redis/*.test.ts').sort()

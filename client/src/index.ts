@@ -1,0 +1,6 @@
+export { createPetstoreClient } from './client.ts'
+export type { ListPetsParams, NewPet, Pet, PetPage, PetStatus, PetstoreClient, PetstoreClientOptions } from './client.ts'
+export { PetstoreError } from './errors.ts'
+export type { ErrorCode, ErrorDetail } from './errors.ts'
+export type { RetryOptions } from './retry.ts'
+export type { components, operations, paths } from './generated/openapi.ts'

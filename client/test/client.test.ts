@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict'
+import { DatabaseSync } from 'node:sqlite'
+import { test } from 'node:test'
+import { createPetstoreClient, PetstoreError, type Pet } from '../src/index.ts'
+import { startServer, startStub } from './servers.ts'
+
+const INT64_MAX = 9223372036854775807n
+
+test('createPet, listPets and getPet round-trip a pet, categoryId 9223372036854775807 exact', async (t) => {
+  const { baseUrl, key } = await startServer(t)
+  const client = createPetstoreClient({ baseUrl, apiKey: key, onWarning: () => assert.fail('no sunset warning years ahead') })
+  const created = await client.createPet({ name: 'Rex', categoryId: INT64_MAX, status: 'available' })
+  assert.deepEqual(created, { id: 1n, name: 'Rex', categoryId: INT64_MAX, status: 'available' })
+  const plain = await client.createPet({ name: 'Tom', categoryId: -7 })
+  assert.deepEqual(plain, { id: 2n, name: 'Tom', categoryId: -7n })
+  assert.deepEqual(await client.listPets(), { pets: [created, plain], next: undefined })
+  assert.deepEqual(await client.listPets({ status: 'available' }), { pets: [created], next: undefined })
+  assert.deepEqual(await client.getPet(1n), created)
+})
+
+test('an id of 9223372036854775807 is read, asked for and listed exactly', async (t) => {
+  const { baseUrl, key, databasePath } = await startServer(t)
+  const client = createPetstoreClient({ baseUrl, apiKey: key })
+  await client.createPet({ name: 'first', categoryId: 1 })
+  const db = new DatabaseSync(databasePath)
+  db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'pets'").run(INT64_MAX - 1n)
+  db.close()
+  const max = await client.createPet({ name: 'last possible', categoryId: INT64_MAX })
+  assert.deepEqual(max, { id: INT64_MAX, name: 'last possible', categoryId: INT64_MAX })
+  assert.deepEqual(await client.getPet(INT64_MAX), max)
+  const all: Pet[] = []
+  for await (const pet of client.pets.all()) all.push(pet)
+  assert.deepEqual(all.map((pet) => pet.id), [1n, INT64_MAX])
+})
+
+test('pets.all follows Link rel="next" across 250 pets, in id order, each once', async (t) => {
+  const { store, origin, key } = await startServer(t)
+  for (let i = 1; i <= 250; i++) await store.createPet({ name: `pet ${i}`, categoryId: BigInt(i), status: i % 5 === 0 ? 'sold' : 'available' })
+  const stub = await startStub(t, origin, () => 'forward')
+  const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: key })
+
+  const all: Pet[] = []
+  for await (const pet of client.pets.all()) all.push(pet)
+  assert.deepEqual(all.map((pet) => pet.id), Array.from({ length: 250 }, (_, i) => BigInt(i + 1)))
+  assert.deepEqual(stub.seen.map((request) => request.url.replace(/cursor=[^&]+/, 'cursor=…')), ['/v1/pets?limit=100', '/v1/pets?limit=100&cursor=…', '/v1/pets?limit=100&cursor=…'])
+
+  const sold: bigint[] = []
+  for await (const pet of client.pets.all({ status: 'sold', limit: 20 })) sold.push(pet.id)
+  assert.deepEqual(sold, Array.from({ length: 50 }, (_, i) => BigInt((i + 1) * 5)))
+  assert.equal(stub.seen.length, 3 + 3)
+})
+
+async function failure (promise: Promise<unknown>): Promise<PetstoreError> {
+  try {
+    await promise
+  } catch (error) {
+    assert.ok(error instanceof PetstoreError, `a PetstoreError, got ${String(error)}`)
+    return error
+  }
+  assert.fail('expected the call to fail')
+}
+
+const summary = (error: PetstoreError) => ({ status: error.status, code: error.code, message: error.message, details: error.details, hasRequestId: typeof error.requestId === 'string' && error.requestId.length > 0 })
+
+test('400, 401 and 404 come back as PetstoreError with status, code, message and request id', async (t) => {
+  const { baseUrl, key } = await startServer(t)
+  const client = createPetstoreClient({ baseUrl, apiKey: key })
+  assert.deepEqual(summary(await failure(client.createPet({ name: ' ', categoryId: 1 }))), {
+    status: 400,
+    code: 'invalid_request',
+    message: 'Invalid request: body.name must not be blank and must not contain control characters.',
+    details: [{ field: 'body.name', message: 'must not be blank and must not contain control characters' }],
+    hasRequestId: true
+  })
+  const stranger = createPetstoreClient({ baseUrl, apiKey: 'psk_' + 'A'.repeat(43) })
+  assert.deepEqual(summary(await failure(stranger.listPets())), {
+    status: 401, code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', details: undefined, hasRequestId: true
+  })
+  const notFound = await failure(client.getPet(404))
+  assert.deepEqual(summary(notFound), { status: 404, code: 'not_found', message: 'No pet has id 404.', details: undefined, hasRequestId: true })
+  assert.ok(notFound instanceof Error)
+  assert.equal(notFound.name, 'PetstoreError')
+})
+
+test('the request id of a failure is the X-Request-Id the service answered with', async (t) => {
+  const { baseUrl, key } = await startServer(t)
+  const answered: Array<string | null> = []
+  const client = createPetstoreClient({
+    baseUrl,
+    apiKey: key,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init)
+      answered.push(response.headers.get('x-request-id'))
+      return response
+    }
+  })
+  const error = await failure(client.listPets({ limit: 1000 }))
+  assert.equal(error.status, 400)
+  assert.equal(answered.length, 1)
+  assert.match(answered[0] ?? '', /^[0-9a-f-]{36}$/)
+  assert.equal(error.requestId, answered[0])
+})
+
+test('getPet after its sunset is 410 gone', async (t) => {
+  const { baseUrl, key } = await startServer(t, { DEPRECATION_DATE: '2020-01-01T00:00:00Z', SUNSET_DATE: '2021-01-01T00:00:00Z' })
+  const client = createPetstoreClient({ baseUrl, apiKey: key })
+  assert.deepEqual(summary(await failure(client.getPet(1))), {
+    status: 410, code: 'gone', message: 'getPet was removed on Fri, 01 Jan 2021 00:00:00 GMT; use GET /pets with the status filter.', details: undefined, hasRequestId: true
+  })
+})
+
+test('getPet warns once when the Sunset is within 180 days, and not when it is further', async (t) => {
+  const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z')
+  const near = await startServer(t, { SUNSET_DATE: inDays(179) })
+  const warnings: string[] = []
+  const client = createPetstoreClient({ baseUrl: near.baseUrl, apiKey: near.key, onWarning: (message) => warnings.push(message) })
+  const pet = await client.createPet({ name: 'Rex', categoryId: 1 })
+  for (let i = 0; i < 3; i++) assert.deepEqual(await client.getPet(pet.id), pet)
+  assert.equal(warnings.length, 1)
+  assert.match(warnings[0]!, /^Petstore: getPet is deprecated and is removed on .+ GMT; use listPets\(\{ status \}\) instead\.$/)
+
+  const far = await startServer(t, { SUNSET_DATE: inDays(181) })
+  const calm = createPetstoreClient({ baseUrl: far.baseUrl, apiKey: far.key, onWarning: (message) => warnings.push(message) })
+  const other = await calm.createPet({ name: 'Tom', categoryId: 2 })
+  await calm.getPet(other.id)
+  assert.equal(warnings.length, 1)
+})

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { parseJson, stringifyJson, toInt64 } from '../src/json.ts'
+import { nextLink } from '../src/link.ts'
+import { retryAfterSeconds, retryDelayMs, retrySettings } from '../src/retry.ts'
+import { randomUuid } from '../src/uuid.ts'
+import { generateTypes, GENERATED } from '../scripts/generate-types.ts'
+
+const EXTREMES = '[{"id":9223372036854775807,"name":"Max \\"id\\":1","categoryId":-9223372036854775808,"status":"sold"}]'
+const EXPECTED = [{ id: 9223372036854775807n, name: 'Max "id":1', categoryId: -9223372036854775808n, status: 'sold' }]
+
+test('int64 fields are read exactly as bigint, with the source text and without it', () => {
+  assert.deepEqual(parseJson(EXTREMES), EXPECTED)
+  assert.deepEqual(parseJson(EXTREMES, false), EXPECTED)
+  assert.deepEqual(parseJson('{"code":"not_found","message":"No pet has id 5.","status":404}', false), { code: 'not_found', message: 'No pet has id 5.', status: 404 })
+})
+
+test('bigint values are written as exact integer literals', () => {
+  assert.equal(stringifyJson({ name: 'Rex', categoryId: 9223372036854775807n }), '{"name":"Rex","categoryId":9223372036854775807}')
+  assert.equal(stringifyJson({ categoryId: -9223372036854775808n, status: 'sold' }), '{"categoryId":-9223372036854775808,"status":"sold"}')
+})
+
+test('int64 inputs: bigint or a safe-integer number; anything inexact or out of range is refused', () => {
+  assert.equal(toInt64(7, 'categoryId'), 7n)
+  assert.equal(toInt64(9223372036854775807n, 'categoryId'), 9223372036854775807n)
+  assert.throws(() => toInt64(2 ** 53, 'categoryId'), { name: 'RangeError', message: /categoryId 9007199254740992 is not exact as a number/ })
+  assert.throws(() => toInt64(1.5, 'categoryId'), RangeError)
+  assert.throws(() => toInt64(2n ** 63n, 'categoryId'), { message: 'categoryId 9223372036854775808 is outside the signed 64-bit range' })
+})
+
+test('the next link is found among several links, rel in any form', () => {
+  assert.equal(nextLink('<https://a.example/v1/pets?cursor=b>; rel="next"'), 'https://a.example/v1/pets?cursor=b')
+  assert.equal(nextLink('<https://a.example/docs>; rel="deprecation"; type="text/html", <https://a.example/v1/pets?cursor=c>; rel=next'), 'https://a.example/v1/pets?cursor=c')
+  assert.equal(nextLink('<https://a.example/v1/pets?cursor=d>; rel="prev next"'), 'https://a.example/v1/pets?cursor=d')
+  assert.equal(nextLink('<https://a.example/v1/pets>; rel="successor-version"'), undefined)
+  assert.equal(nextLink(null), undefined)
+})
+
+test('Retry-After is read as seconds or as an HTTP date; waits beyond the bound are not retried', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z')
+  assert.equal(retryAfterSeconds('3', now), 3)
+  assert.equal(retryAfterSeconds('Thu, 01 Jan 2026 00:00:10 GMT', now), 10)
+  assert.equal(retryAfterSeconds('soon', now), undefined)
+  assert.equal(retryAfterSeconds(null, now), undefined)
+  const settings = retrySettings({ attempts: 3, maxDelayMs: 5000 })
+  assert.equal(retryDelayMs(settings, 1, 2), 2000)
+  assert.equal(retryDelayMs(settings, 1, 6), undefined)
+  assert.equal(retryDelayMs(settings, 3, 0), undefined)
+  assert.equal(retryDelayMs(retrySettings(false), 1, 0), undefined)
+  const backoff = retryDelayMs(retrySettings({ baseDelayMs: 100 }), 2, undefined)!
+  assert.ok(backoff >= 100 && backoff <= 200, `backoff ${backoff}`)
+})
+
+test('idempotency keys are random v4 UUIDs', () => {
+  const keys = new Set(Array.from({ length: 100 }, randomUuid))
+  assert.equal(keys.size, 100)
+  for (const key of keys) assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+})
+
+test('the generated types match the committed openapi.json (npm run client:types rewrites them)', async () => {
+  assert.equal(readFileSync(GENERATED, 'utf8'), await generateTypes())
+})
+
+test('the client\'s runtime code imports nothing but its own files: no node: modules, no packages', () => {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  assert.equal(manifest.dependencies, undefined)
+  assert.equal(manifest.peerDependencies, undefined)
+  const folder = new URL('../src/', import.meta.url)
+  const files = readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'))
+  assert.ok(files.length >= 7)
+  for (const file of files) {
+    const source = readFileSync(new URL(file, folder), 'utf8')
+    for (const [, specifier] of source.matchAll(/\bfrom\s+'([^']+)'/g)) assert.match(specifier!, /^\.\.?\//, `${file} imports ${specifier}`)
+    assert.doesNotMatch(source, /\bimport\(|\brequire\(|\bprocess\.|\bBuffer\b/, file)
+  }
+})
