@@ -67,7 +67,13 @@ export function instrumentStore (store: Store, duration: Metrics['storeDuration'
       if (property === 'close' || typeof property !== 'string') return value.bind(target)
       return (...args: unknown[]) => {
         const end = duration.startTimer({ operation: property })
-        const result = (value as (...a: unknown[]) => unknown).apply(target, args)
+        let result: unknown
+        try {
+          result = (value as (...a: unknown[]) => unknown).apply(target, args)
+        } catch (error) {
+          end({ outcome: 'error' })
+          throw error
+        }
         if (!(result instanceof Promise)) { end({ outcome: 'ok' }); return result }
         return result.then(
           (resolved) => { end({ outcome: 'ok' }); return resolved },

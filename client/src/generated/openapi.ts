@@ -158,7 +158,7 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description Bearer realm="petstore", with error="invalid_token" when a token was sent (RFC 6750). */
+                    /** @description Bearer realm="petstore", with error="invalid_token" when a bearer token was sent (RFC 6750). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -169,6 +169,17 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store could not be reached within the configured timeouts (`unavailable`); retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -213,7 +224,7 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description Bearer realm="petstore", with error="invalid_token" when a token was sent (RFC 6750). */
+                    /** @description Bearer realm="petstore", with error="invalid_token" when a bearer token was sent (RFC 6750). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -242,6 +253,17 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store could not be reached within the configured timeouts (`unavailable`); retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -295,7 +317,7 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description Bearer realm="petstore", with error="invalid_token" when a token was sent (RFC 6750). */
+                    /** @description Bearer realm="petstore", with error="invalid_token" when a bearer token was sent (RFC 6750). */
                     "WWW-Authenticate"?: string;
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -342,6 +364,17 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store could not be reached within the configured timeouts (`unavailable`); retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
