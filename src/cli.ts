@@ -1,6 +1,10 @@
+import { createReadStream, statSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { exportPets, importPets } from './cli-pets.ts'
 import { loadConfig } from './config.ts'
 import { generateApiKey } from './keys.ts'
+import { createProgress } from './progress.ts'
+import { PET_STATUSES, type PetStatus } from './schemas.ts'
 import { serve, startFailure } from './server.ts'
 import { openStore, poolOptions } from './store/index.ts'
 import type { ApiKeyRecord, Store } from './store/types.ts'
@@ -20,6 +24,7 @@ interface Command {
 
 const json = { type: 'boolean', default: false } as const
 const print = (line: string): void => { process.stdout.write(line + '\n') }
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`
 
 function keyLine (key: ApiKeyRecord): string {
   const state = key.revokedAt ? `revoked ${key.revokedAt}` : key.expiresAt ? `expires ${key.expiresAt}` : 'active'
@@ -29,6 +34,37 @@ function keyLine (key: ApiKeyRecord): string {
 function positiveId (text: string | undefined): number {
   if (text === undefined || !/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`expected a key id (a positive whole number), got ${JSON.stringify(text ?? '')}`)
   return Number(text)
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+const DEFAULT_GRACE = '24h'
+
+/** When a rotated key stops working: --keep-old-until ISO, or now + --grace (30m, 24h, 7d), 24h by default. */
+function oldKeyExpiry (values: Record<string, unknown>, now: number): string {
+  if (values['keep-old-until'] !== undefined && values.grace !== undefined) throw new UsageError('give --keep-old-until or --grace, not both')
+  if (typeof values['keep-old-until'] === 'string') {
+    const text = values['keep-old-until']
+    const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(text) ? Date.parse(text) : Number.NaN
+    if (Number.isNaN(at)) throw new UsageError(`--keep-old-until needs an ISO 8601 time with a zone, e.g. 2030-01-31T12:00:00Z; got ${JSON.stringify(text)}`)
+    if (at <= now) throw new UsageError(`--keep-old-until ${text} is not in the future; to stop a key now, use keys revoke`)
+    return new Date(at).toISOString()
+  }
+  const text = typeof values.grace === 'string' ? values.grace : DEFAULT_GRACE
+  const match = /^([1-9]\d{0,5})([smhd])$/.exec(text)
+  if (!match) throw new UsageError(`--grace needs a duration such as 30m, 24h or 7d; got ${JSON.stringify(text)}`)
+  return new Date(now + Number(match[1]) * DURATION_UNITS_MS[match[2]!]!).toISOString()
+}
+
+function positiveInteger (value: unknown, option: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'string' || !/^[1-9]\d*$/.test(value) || Number(value) > max) throw new UsageError(`${option} needs a whole number from 1 to ${max}; got ${JSON.stringify(value)}`)
+  return Number(value)
+}
+
+function petStatus (value: unknown): PetStatus | undefined {
+  if (value === undefined) return undefined
+  if (!PET_STATUSES.includes(value as PetStatus)) throw new UsageError(`--status must be one of ${PET_STATUSES.join(', ')}; got ${JSON.stringify(value)}`)
+  return value as PetStatus
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -85,12 +121,75 @@ const COMMANDS: Record<string, Command> = {
       if (!await s.revokeApiKey(id)) throw new Failure(`no key has id ${id}`)
       print(values.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
     }
+  },
+  'keys rotate': {
+    usage: 'keys rotate ID [--keep-old-until ISO | --grace DURATION] [--json]',
+    summary: `Issue a key with the same name and print it alone on stdout; the old key keeps working until the given time, or for --grace (${DEFAULT_GRACE} by default).`,
+    options: { 'keep-old-until': { type: 'string' }, grace: { type: 'string' }, json },
+    positionals: 1,
+    async run ({ values, positionals, store }) {
+      const id = positiveId(positionals[0])
+      const now = Date.now()
+      const expiresAt = oldKeyExpiry(values, now)
+      const s = await store()
+      await s.migrate()
+      const old = (await s.listApiKeys()).find((key) => key.id === id)
+      if (!old) throw new Failure(`no key has id ${id}`)
+      const generated = generateApiKey()
+      const rotated = await s.rotateApiKey(id, { name: old.name, hash: generated.hash, prefix: generated.prefix }, expiresAt, new Date(now).toISOString())
+      if (!rotated) throw new Failure(`key ${id} is revoked or expired; issue a new one with keys create`)
+      if (values.json) return print(JSON.stringify({ ...rotated.created, key: generated.key, old: rotated.old }))
+      print(generated.key)
+      process.stderr.write(`key ${id} (${old.name}) keeps working until ${rotated.old.expiresAt}; the new key has id ${rotated.created.id}\n`)
+    }
+  },
+  'pets import': {
+    usage: 'pets import FILE.jsonl [--batch-size N] [--start-line N] [--json]',
+    summary: 'Add the pets of a JSON Lines file (- for stdin), checked like createPet, N per transaction (default 500). A bad line stops the import: batches before it stay, nothing of its batch is written.',
+    options: { 'batch-size': { type: 'string' }, 'start-line': { type: 'string' }, json },
+    positionals: 1,
+    async run ({ values, positionals, store }) {
+      const file = positionals[0]
+      if (file === undefined) throw new UsageError('expected the file to import (FILE.jsonl, or - for stdin)')
+      const batchSize = positiveInteger(values['batch-size'], '--batch-size', 500, 10_000)
+      const startLine = positiveInteger(values['start-line'], '--start-line', 1, Number.MAX_SAFE_INTEGER)
+      let size: number | undefined
+      if (file !== '-') {
+        try {
+          size = statSync(file).size
+        } catch (error) {
+          throw new Failure(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+        }
+      }
+      const s = await store()
+      await s.migrate()
+      const started = performance.now()
+      const input = file === '-' ? process.stdin : createReadStream(file)
+      const summary = await importPets(s, input, { batchSize, startLine, progress: createProgress(process.stderr, size, 'pets') })
+      const seconds = ((performance.now() - started) / 1000).toFixed(2)
+      print(values.json
+        ? JSON.stringify(summary)
+        : `imported ${count(summary.imported, 'pet')} from ${count(summary.lines, 'line')} in ${count(summary.batches, 'transaction')} (${seconds} s)`)
+    }
+  },
+  'pets export': {
+    usage: 'pets export [--status STATUS]',
+    summary: 'Write every pet (with that status) to stdout as JSON Lines, in id order, int64 exact. The summary goes to stderr.',
+    options: { status: { type: 'string' } },
+    async run ({ values, store }) {
+      const status = petStatus(values.status)
+      const s = await store()
+      await s.migrate()
+      const total = status === undefined ? await s.countPets() : undefined
+      const exported = await exportPets(s, process.stdout, { status, progress: createProgress(process.stderr, total, 'pets') })
+      process.stderr.write(`exported ${count(exported, 'pet')}\n`)
+    }
   }
 }
 
 function helpText (): string {
   const lines = ['Usage: npm run --silent petstore -- <command> [options]', '', 'Commands:']
-  for (const command of Object.values(COMMANDS)) lines.push(`  ${command.usage.padEnd(36)} ${command.summary}`)
+  for (const command of Object.values(COMMANDS)) lines.push(`  ${command.usage}`, `      ${command.summary}`)
   lines.push('', 'Every command reads DATABASE_URL (default sqlite:./data/petstore.db).',
     'Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.')
   return lines.join('\n')

@@ -205,6 +205,47 @@ export class PostgresStore implements Store {
     return Number(rows[0]!.n)
   }
 
+  /** Runs work inside BEGIN … COMMIT on one pooled connection; any error rolls it back. */
+  async #transaction<T> (work: (query: (text: string, values?: unknown[]) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> {
+    const client = await this.#connect()
+    try {
+      await client.query('BEGIN')
+      const result = await work((text, values = []) => client.query(text, values))
+      await client.query('COMMIT')
+      client.release()
+      return result
+    } catch (error) {
+      const outage = isOutage(error)
+      if (!outage) await client.query('ROLLBACK').catch(() => {})
+      client.release(outage)
+      throw outage ? unavailable(this.#target, this.#options, error) : error
+    }
+  }
+
+  async insertPets (pets: NewPet[]): Promise<number> {
+    if (pets.length === 0) return 0
+    // One statement per batch: unnest turns the three arrays into rows.
+    return this.#transaction(async (query) => {
+      const result = await query('INSERT INTO pets (name, category_id, status) SELECT * FROM unnest($1::text[], $2::int8[], $3::text[])', [
+        pets.map((pet) => pet.name),
+        pets.map((pet) => pet.categoryId.toString()),
+        pets.map((pet) => pet.status ?? null)
+      ])
+      return result.rowCount ?? 0
+    })
+  }
+
+  async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
+    return this.#transaction(async (query) => {
+      const { rows: [old] } = await query(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
+        [oldExpiresAt, oldId, now])
+      if (!old) return undefined
+      const { rows: [created] } = await query(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+        [newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null])
+      return { created: keyFromRow(created as KeyRow), old: keyFromRow(old as KeyRow) }
+    })
+  }
+
   async close (): Promise<void> {
     if (!this.#pool.ended) await this.#pool.end()
   }

@@ -216,6 +216,28 @@ export class SqliteStore implements Store {
     return Number(this.#statement('SELECT count(*) AS n FROM api_keys').get()?.n)
   }
 
+  async insertPets (pets: NewPet[]): Promise<number> {
+    const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
+    // Synchronous from BEGIN to COMMIT, so no group commit can interleave on this connection.
+    return this.#transaction(() => {
+      for (const pet of pets) insert.run(pet.name, pet.categoryId, pet.status ?? null)
+      return pets.length
+    })
+  }
+
+  async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
+    this.#ownKeyWrites++
+    return this.#transaction(() => {
+      const usable = this.#statement('SELECT id FROM api_keys WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)').get(oldId, now)
+      if (!usable) return undefined
+      const old = this.#statement(`UPDATE api_keys SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${KEY_COLUMNS}`)
+        .get(oldExpiresAt, oldExpiresAt, oldId) as unknown as KeyRow
+      const created = this.#statement(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
+        .get(newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null) as unknown as KeyRow
+      return { created: keyFromRow(created), old: keyFromRow(old) }
+    })
+  }
+
   async close (): Promise<void> {
     if (this.#db.isOpen) this.#db.close()
   }

@@ -44,6 +44,13 @@ export interface Store {
   revokeApiKey(id: number): Promise<boolean>
   touchApiKey(id: number, at: string): Promise<void>
   countApiKeys(): Promise<number>
+  /** Adds the pets in one transaction: all of them, or on any error none. Returns how many were added. */
+  insertPets(pets: NewPet[]): Promise<number>
+  /**
+   * Issues newKey and sets the old key's expiry to oldExpiresAt (an earlier expiry it already
+   * has is kept), in one transaction. Undefined when no key with that id is usable at `now`.
+   */
+  rotateApiKey(oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string): Promise<{ created: ApiKeyRecord, old: ApiKeyRecord } | undefined>
   /**
    * A number that changes whenever keys may have changed (another process committed, or
    * this one wrote a key), checked cheaply per request. Stores that cannot tell leave it out,
