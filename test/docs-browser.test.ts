@@ -1,29 +1,17 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, statSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { buildApp } from '../src/app.ts'
+import { launchChromium } from './chromium.ts'
 import { createTestStore, issueKey, testConfig } from './helpers.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
-
-/** Without Chromium the test cannot run: say so loudly, and under CI fail rather than skip. */
-function chromiumMissing (): string | undefined {
-  if (existsSync(CHROMIUM)) return undefined
-  const message = `${CHROMIUM} is missing: install it with apt-get install -y chromium (.ci/run does)`
-  if (process.env.CI === 'true') assert.fail(message)
-  process.stderr.write(`\n*** SKIPPED the /docs browser test: ${message} ***\n\n`)
-  return message
-}
-
 test('/docs shows the three operations, the deprecation and the decisions, calls listPets through "try it", and loads nothing from outside', { timeout: 120_000 }, async (t) => {
-  const missing = chromiumMissing()
-  if (missing) return t.skip(missing)
-
+  const browser = await launchChromium(t)
+  if (!browser) return
   const { store, cleanup } = await createTestStore()
   const { key } = await issueKey(store)
   const app = await buildApp({ config: testConfig(), store })
@@ -44,16 +32,8 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
   const notice = /<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
   if (!notice?.startsWith(`${origin}/docs#`)) assert.fail(`Link names the docs page: ${link}`)
 
-  const userDataDir = mkdtempSync(join(tmpdir(), 'petstore-chromium-'))
   const shots = mkdtempSync(join(tmpdir(), 'petstore-docs-shot-'))
-  const browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
-  // Closed before the server: its keep-alive connections would hold app.close() for a minute.
-  try {
-    await useDocsPage(browser.pages()[0] ?? await browser.newPage(), { origin, key, name, notice, shots })
-  } finally {
-    await browser.close()
-    rmSync(userDataDir, { recursive: true, force: true })
-  }
+  await useDocsPage(browser.pages()[0] ?? await browser.newPage(), { origin, key, name, notice, shots })
 })
 interface DocsCase { origin: string, key: string, name: string, notice: string, shots: string }
 

@@ -12,7 +12,6 @@ export const GET_PET_DOCS_FRAGMENT = 'tag/animals/GET/pets/{petId}'
 export async function docsRoutes (app: FastifyInstance) {
   await app.register(apiReference, {
     routePrefix: '/docs',
-    logLevel: 'warn',
     configuration: {
       url: '/v1/openapi.json',
       pageTitle: 'Petstore API reference',

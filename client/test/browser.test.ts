@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { launchChromium } from '../../test/chromium.ts'
+import { startServer } from './servers.ts'
+
+const DIST = new URL('../dist/', import.meta.url)
+
+test('the built client runs in Chromium: exact int64, Idempotency-Key, pagination and PetstoreError', { timeout: 60_000 }, async (t) => {
+  assert.ok(existsSync(new URL('index.js', DIST)), 'client/dist is built (npm test builds it: npm run build -w @petstore/client)')
+  const browser = await launchChromium(t)
+  if (!browser) return
+  const { origin, baseUrl, key, store } = await startServer(t)
+  for (let i = 1; i <= 3; i++) await store.createPet({ name: `seed ${i}`, categoryId: BigInt(i) })
+
+  const page = browser.pages()[0] ?? await browser.newPage()
+  // The package's own files, served on the API's origin as a bundler would ship them.
+  await page.route(`${origin}/client-under-test/**`, (route) => {
+    const file = new URL(route.request().url()).pathname.replace('/client-under-test/', '')
+    return route.fulfill({ contentType: 'text/javascript', body: readFileSync(new URL(file, DIST)) })
+  })
+  const posted: Array<string | undefined> = []
+  page.on('request', (request) => { if (request.method() === 'POST') posted.push(request.headers()['idempotency-key']) })
+  await page.goto(`${origin}/healthz`)
+
+  const result = await page.evaluate(async ({ baseUrl, key }) => {
+    const { createPetstoreClient, PetstoreError } = await import('/client-under-test/index.js' as string)
+    const client = createPetstoreClient({ baseUrl, apiKey: key })
+    const pet = await client.createPet({ name: 'Browser pet', categoryId: 9223372036854775807n, status: 'sold' })
+    const ids: string[] = []
+    for await (const each of client.pets.all({ limit: 2 })) ids.push(String(each.id))
+    let failure: unknown
+    try {
+      await client.getPet(404)
+    } catch (error) {
+      const { status, code, message, requestId } = error as { status: number, code: string, message: string, requestId?: string }
+      failure = { isPetstoreError: error instanceof PetstoreError, status, code, message, hasRequestId: typeof requestId === 'string' }
+    }
+    return { pet: { ...pet, id: String(pet.id), categoryId: String(pet.categoryId), idIsBigint: typeof pet.id === 'bigint' }, ids, failure }
+  }, { baseUrl, key })
+
+  assert.deepEqual(result, {
+    pet: { id: '4', name: 'Browser pet', categoryId: '9223372036854775807', status: 'sold', idIsBigint: true },
+    ids: ['1', '2', '3', '4'],
+    failure: { isPetstoreError: true, status: 404, code: 'not_found', message: 'No pet has id 404.', hasRequestId: true }
+  })
+  assert.equal(posted.length, 1)
+  assert.match(posted[0] ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+})
