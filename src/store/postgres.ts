@@ -224,9 +224,10 @@ export class PostgresStore implements Store {
 
   async insertPets (pets: NewPet[]): Promise<number> {
     if (pets.length === 0) return 0
-    // One statement per batch: unnest turns the three arrays into rows.
-    return this.#transaction(async (query) => {
-      const result = await query('INSERT INTO pets (name, category_id, status) SELECT * FROM unnest($1::text[], $2::int8[], $3::text[])', [
+    // Under the pet insert lock like every create, so ids still become visible in id order;
+    // one statement per batch, rows in the order given.
+    return this.#insertTransaction(async (client) => {
+      const result = await client.query('INSERT INTO pets (name, category_id, status) SELECT name, category_id, status FROM unnest($1::text[], $2::int8[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, n) ORDER BY n', [
         pets.map((pet) => pet.name),
         pets.map((pet) => pet.categoryId.toString()),
         pets.map((pet) => pet.status ?? null)
