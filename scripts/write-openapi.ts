@@ -7,5 +7,10 @@ import { openStore } from '../src/store/index.ts'
 const store = await openStore('sqlite::memory:')
 const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), store })
 const res = await app.inject({ url: '/v1/openapi.json' })
-writeFileSync(new URL('../openapi.json', import.meta.url), JSON.stringify(JSON.parse(res.body), null, 2) + '\n')
+// Integers beyond 2^53 (the int64 bounds) keep their exact text.
+const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON
+type Reviver = (this: unknown, key: string, value: unknown) => unknown
+const exact = (_key: string, value: unknown, context?: { source?: string }) =>
+  typeof value === 'number' && !Number.isSafeInteger(value) && context?.source ? rawJson(context.source) : value
+writeFileSync(new URL('../openapi.json', import.meta.url), JSON.stringify(JSON.parse(res.body, exact as Reviver), null, 2) + '\n')
 await app.close()

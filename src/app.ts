@@ -1,13 +1,22 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import underPressure from '@fastify/under-pressure'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
+import { clientErrorHandler, frameworkErrors } from './client-errors.ts'
 import type { Config } from './config.ts'
-import { errorHandler, notFoundHandler } from './errors.ts'
+import { connectionOptions, limitConnections } from './connections.ts'
+import { ApiError, errorHandler, notFoundHandler } from './errors.ts'
+import { withFaults, type Faults } from './faults.ts'
+import { purgeExpiredIdempotencyRecords } from './idempotency.ts'
 import { assertUtf8, parseJsonBody } from './json-body.ts'
 import { loggerOptions, requestIdOf, requestLogging } from './logging.ts'
 import { bearerAuth } from './plugins/auth.ts'
+import { cors } from './plugins/cors.ts'
 import { docsRoutes } from './plugins/docs.ts'
+import { lifecycle } from './plugins/lifecycle.ts'
 import { createMetrics, instrumentStore, metricsPlugin } from './plugins/metrics.ts'
 import { openapi, openapiRoute } from './plugins/openapi.ts'
+import { registerRateLimits } from './plugins/rate-limits.ts'
+import { securityHeaders } from './plugins/security-headers.ts'
 import { healthRoutes } from './routes/health.ts'
 import { allowOnly } from './routes/method-not-allowed.ts'
 import { petRoutes } from './routes/pets.ts'
@@ -16,22 +25,32 @@ import type { Store } from './store/types.ts'
 import { createValidatorCompiler } from './validation.ts'
 
 export const BODY_LIMIT_BYTES = 16 * 1024
+// Two samples of the load-shedding monitor (one a second).
+const STARTUP_GRACE_MS = 2000
 
 /** What an app needs from outside: tests hand in a temporary store, a literal config and a fixed clock. */
 export interface AppDeps {
   config: Config
   store: Store
-  /** The Redis all instances share (REDIS_URL), for state they must agree on; checked by /readyz. */
+  /** The Redis all instances share (REDIS_URL): rate-limit counters live there; checked by /readyz. */
   redis?: Redis
   /** Milliseconds since the epoch; injectable so tests can stand after getPet's sunset. */
   now?: () => number
   /** Where log lines go; tests capture them. Defaults to stdout. */
   logStream?: NodeJS.WritableStream
+  /** Test-only: failures and delays injected around every store call. */
+  faults?: Faults
 }
 
-export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream }: AppDeps): Promise<FastifyInstance> {
+/** TRUST_PROXY: "true" (any proxy), or the comma-separated addresses/CIDRs of the proxies in front. */
+export function trustProxyOf (setting: string | undefined): FastifyServerOptions['trustProxy'] {
+  if (setting === undefined) return false
+  return setting === 'true' ? true : setting
+}
+
+export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, faults }: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics()
-  const store = instrumentStore(givenStore, metrics.storeDuration)
+  const store = instrumentStore(faults ? withFaults(givenStore, faults) : givenStore, metrics.storeDuration)
   const logger = loggerOptions(config)
   const app = Fastify({
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
@@ -39,8 +58,14 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     // One line per request, written by requestLogging, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
-    return503OnClosing: true
+    // Replaced by plugins/lifecycle.ts, whose 503 carries the Error body.
+    return503OnClosing: false,
+    ...connectionOptions(config),
+    trustProxy: trustProxyOf(config.TRUST_PROXY),
+    clientErrorHandler,
+    frameworkErrors
   })
+  limitConnections(app, config)
 
   app.setValidatorCompiler(createValidatorCompiler())
   for (const schema of sharedSchemas) app.addSchema(schema)
@@ -57,18 +82,40 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
   requestLogging(app)
   await app.register(metricsPlugin, { metrics })
+  await app.register(lifecycle)
+  await app.register(securityHeaders)
+  await app.register(cors)
+  // The first samples of the event loop hold start-up work (compiling schemas), not load.
+  let shedFrom = Infinity
+  app.addHook('onReady', async () => { shedFrom = now() + STARTUP_GRACE_MS })
+  await app.register(underPressure, {
+    maxEventLoopDelay: config.MAX_EVENT_LOOP_DELAY_MS,
+    pressureHandler: async (request) => {
+      // Liveness and metrics stay available under load: restarting or blinding a busy
+      // instance only makes things worse.
+      if (request.routeOptions.url === '/healthz' || request.routeOptions.url === '/metrics' || now() < shedFrom) return
+      throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
+    }
+  })
+  const limits = await registerRateLimits(app, {
+    perKeyPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    failedAuthPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
+    redis,
+    redisKeyPrefix: config.REDIS_KEY_PREFIX
+  })
 
   await app.register(openapi, { publicUrl: config.PUBLIC_URL })
-  await app.register(healthRoutes, { store, redis })
+  await app.register(healthRoutes, { store, redis, isDraining: () => app.isDraining() })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
     await v1.register(openapiRoute)
     // Encapsulated: the bearer check covers the pet operations only.
     await v1.register(async (guarded) => {
-      guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS))
+      guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS, limits))
       await guarded.register(petRoutes, {
         store,
         now,
+        idempotencyTtlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000,
         publicUrl: config.PUBLIC_URL,
         deprecatedAt: new Date(config.DEPRECATION_DATE),
         sunsetAt: new Date(config.SUNSET_DATE),
@@ -83,6 +130,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   allowOnly(app, '/v1/openapi.json', ['GET', 'HEAD'])
   for (const url of ['/healthz', '/readyz', '/metrics', '/docs', '/docs/']) allowOnly(app, url, ['GET', 'HEAD'])
 
+  purgeExpiredIdempotencyRecords(app, store, now)
   app.addHook('onClose', async () => {
     await store.close()
     redis?.disconnect()

@@ -19,7 +19,19 @@ export const ConfigSchema = Type.Object({
   SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 }),
   KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 }),
-  ANSWER_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 })
+  ANSWER_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 }),
+  SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
+  REDIS_KEY_PREFIX: Type.String({ minLength: 1, maxLength: 100, default: 'petstore:' }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
+  RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 1000 }),
+  FAILED_AUTH_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, default: 60 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  CONNECTIONS_CHECK_INTERVAL_MS: Type.Integer({ minimum: 10, default: 1000 }),
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1024 }),
+  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 })
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -53,6 +65,18 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
     const name = error.instancePath.replace(/^\//, '')
     throw new ConfigError(`${name} is invalid: ${error.message ?? 'bad value'} (got ${JSON.stringify(config[name])})`)
   }
+  checkOrder(config, 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'must not exceed')
+  // No drain at all needs no time; a drain needs time left for the requests in flight.
+  if (config.SHUTDOWN_DRAIN_MS !== 0) checkOrder(config, 'SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS', 'must be less than')
   if (typeof config.PUBLIC_URL === 'string') config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
   return config as Config
+}
+
+/** Settings that only make sense in order: Node refuses a header timeout above the request timeout. */
+function checkOrder (config: Record<string, unknown>, smaller: string, larger: string, relation: 'must not exceed' | 'must be less than') {
+  const a = config[smaller] as number
+  const b = config[larger] as number
+  if (relation === 'must not exceed' ? a > b : a >= b) {
+    throw new ConfigError(`${smaller} ${relation} ${larger} (got ${a} and ${b})`)
+  }
 }

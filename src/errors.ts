@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { ERROR_CODES, type ErrorBody, type ErrorCode } from './schemas.ts'
+import { ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from './schemas.ts'
 import { StoreUnavailableError } from './store/errors.ts'
 
 export interface ErrorDetail { field: string, message: string }
@@ -40,9 +40,17 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'The request body is empty; a JSON object is required.'
 }
 
+/** Messages can quote the request (a path, a parser's complaint): cut them to the documented bound. */
+function bounded (text: string, max: number): string {
+  const chars = [...text]
+  return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…'
+}
+
 export function errorBody (code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
-  const body: ErrorBody = { code, message, status: ERROR_CODES[code] }
-  if (details && details.length > 0) body.details = details
+  const body: ErrorBody = { code, message: bounded(message, ERROR_MESSAGE_MAX), status: ERROR_CODES[code] }
+  if (details && details.length > 0) {
+    body.details = details.slice(0, ERROR_DETAILS_MAX).map((d) => ({ field: bounded(d.field, 100), message: bounded(d.message, 500) }))
+  }
   return body
 }
 
@@ -73,7 +81,10 @@ function defaultMessage (code: ErrorCode): string {
 
 export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
   const body = toErrorBody(error, request.id)
-  if (body.status >= 500) {
+  if (error instanceof ApiError && error.code === 'unavailable') {
+    // Refused on purpose (overload, shutdown, store down): a condition to watch, not a bug.
+    request.log.warn({ code: body.code, reason: error.message }, 'request refused')
+  } else if (body.status >= 500) {
     request.log.error({ err: error }, 'request failed')
   } else if (!(error instanceof ApiError)) {
     request.log.info({ code: body.code, reason: error.message }, 'request rejected')

@@ -60,37 +60,43 @@ export const PetSchema = Type.Object({
 export type Pet = Static<typeof PetSchema>
 export type NewPet = Omit<Pet, 'id'>
 
-export const PetsSchema = Type.Array(Type.Ref('Pet'), { $id: 'Pets', description: 'A list of animals.' })
+export const PetsSchema = Type.Array(Type.Ref('Pet'), { $id: 'Pets', maxItems: 100, description: 'A list of animals: at most `limit`, which is at most 100.' })
 
 export const ERROR_CODES = {
   invalid_request: 400,
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   request_in_progress: 409,
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_conflict: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   unavailable: 503
 } as const
 export type ErrorCode = keyof typeof ERROR_CODES
 
+/** Bounds of the Error body, so that no request can make an answer grow with it. */
+export const ERROR_MESSAGE_MAX = 1000
+export const ERROR_DETAILS_MAX = 20
+
 export const ErrorSchema = Type.Object({
   code: Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[], { description: 'Machine-readable error code; fixed per HTTP status.' }),
-  message: Type.String({ description: 'Human-readable description.' }),
-  status: Type.Integer({ description: 'The HTTP status code of the response.' }),
+  message: Type.String({ maxLength: ERROR_MESSAGE_MAX, description: 'Human-readable description.' }),
+  status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599, description: 'The HTTP status code of the response.' }),
   details: Type.Optional(Type.Array(Type.Object({
-    field: Type.String({ description: 'Where the problem is, e.g. `body.name` or `query.limit`.' }),
-    message: Type.String()
-  }), { description: 'The offending fields, when the error is about the request.' }))
+    field: Type.String({ maxLength: 100, pattern: '^(body|query|path|header)(\\.[A-Za-z0-9_-]+)*$', description: 'Where the problem is, e.g. `body.name`, `query.limit` or `header.idempotency-key`.' }),
+    message: Type.String({ maxLength: 500 })
+  }), { maxItems: ERROR_DETAILS_MAX, description: 'The offending fields, when the error is about the request.' }))
 }, { $id: 'Error' })
 export type ErrorBody = Static<typeof ErrorSchema>
 
 export const ListPetsQuerySchema = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Maximum number of animals returned.' })),
+  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'Maximum number of animals returned.' })),
   status: Type.Optional(Type.Enum(PET_STATUSES, { description: 'Only animals with this status are listed.' })),
   cursor: Type.Optional(Type.String({
     minLength: 1,

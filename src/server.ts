@@ -21,28 +21,47 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   const app = await buildApp({ config, store, redis })
   if (firstKey) app.log.info({ prefix: firstKey.slice(0, 12) }, 'created the first API key; it was printed once on stderr')
   await app.listen({ port: config.PORT, host: config.HOST })
-  closeOnSignals(app, config.SHUTDOWN_TIMEOUT_MS)
+  closeOnSignals(app, config)
   return app
 }
 
-function closeOnSignals (app: FastifyInstance, timeoutMs: number) {
-  let closing = false
-  const close = (signal: string) => {
-    if (closing) return
-    closing = true
-    app.log.info({ signal }, 'closing: no new connections, finishing requests in flight')
+/**
+ * A graceful stop in two phases. Drain: keep serving for SHUTDOWN_DRAIN_MS with readiness
+ * false, so the load balancer moves traffic away, while every answer says Connection: close,
+ * so clients leave their keep-alive connections after an answer instead of having them cut
+ * while idle (which is what close() does to idle connections, and what clients see as resets).
+ * Then close: stop accepting, finish what is in flight, exit 0. A second signal ends the drain
+ * early; SHUTDOWN_TIMEOUT_MS bounds the whole stop (exit 1).
+ */
+function closeOnSignals (app: FastifyInstance, config: Pick<Config, 'SHUTDOWN_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS'>) {
+  let endDrain: (() => void) | undefined
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) {
+      endDrain?.()
+      return
+    }
+    stopping = true
     const timer = setTimeout(() => {
-      app.log.error({ timeoutMs }, 'requests still running after the shutdown timeout; exiting')
+      app.log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'requests still running after the shutdown timeout; exiting')
       process.exit(1)
-    }, timeoutMs)
+    }, config.SHUTDOWN_TIMEOUT_MS)
     timer.unref()
-    app.close().then(() => process.exit(0), (error: unknown) => {
+    app.startDraining()
+    app.log.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, 'draining: not ready, still serving, closing connections after each answer')
+    new Promise<void>((resolve) => {
+      endDrain = resolve
+      setTimeout(resolve, config.SHUTDOWN_DRAIN_MS)
+    }).then(() => {
+      app.log.info('closing: no new connections, finishing requests in flight')
+      return app.close()
+    }).then(() => process.exit(0), (error: unknown) => {
       app.log.error({ err: error }, 'close failed')
       process.exit(1)
     })
   }
-  process.on('SIGTERM', () => close('SIGTERM'))
-  process.on('SIGINT', () => close('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
 }
 
 export function startFailure (error: unknown): never {

@@ -117,15 +117,20 @@ function parseTextValue (schema: JsonSchema, text: string): { value: unknown } |
   return { value: text }
 }
 
-/** Query strings and path segments are text: parse each declared value strictly, ignore the rest. */
-function compileText (part: 'query' | 'path', schema: JsonSchema) {
+/**
+ * Query strings, path segments and headers are text: parse each declared value strictly,
+ * ignore the rest. Headers are only checked: the request keeps all of them, as sent.
+ */
+function compileText (part: 'query' | 'path' | 'header', schema: JsonSchema) {
   const properties = Object.entries(schema.properties ?? {})
   const required = new Set(schema.required ?? [])
   return (data: unknown) => {
     const input = (data ?? {}) as Record<string, unknown>
     const value: Record<string, unknown> = {}
     const details: ErrorDetail[] = []
-    for (const [key, property] of properties) {
+    for (const [declared, property] of properties) {
+      // Node lowercases header names; a custom compiler gets the schema as declared.
+      const key = part === 'header' ? declared.toLowerCase() : declared
       const given = input[key]
       const field = `${part}.${key}`
       if (given === undefined) {
@@ -141,7 +146,8 @@ function compileText (part: 'query' | 'path', schema: JsonSchema) {
       if ('message' in parsed) details.push({ field, message: parsed.message })
       else value[key] = parsed.value
     }
-    return details.length > 0 ? rejection(details) : { value }
+    if (details.length > 0) return rejection(details)
+    return { value: part === 'header' ? input : value }
   }
 }
 
@@ -151,6 +157,7 @@ export function createValidatorCompiler (): FastifySchemaCompiler<JsonSchema> {
     if (httpPart === 'body') return compileBody(ajv, schema)
     if (httpPart === 'querystring') return compileText('query', schema)
     if (httpPart === 'params') return compileText('path', schema)
+    if (httpPart === 'headers') return compileText('header', schema)
     throw new Error(`no validator for ${httpPart ?? 'unknown part'}`)
   }
 }

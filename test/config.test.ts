@@ -15,10 +15,21 @@ const DEFAULTS = {
   SUNSET_DATE: '2030-12-05T00:00:00Z',
   SHUTDOWN_TIMEOUT_MS: 10000,
   KEY_CACHE_TTL_MS: 1000,
-  ANSWER_CACHE_ENTRIES: 10000
+  ANSWER_CACHE_ENTRIES: 10000,
+  SHUTDOWN_DRAIN_MS: 5000,
+  REDIS_KEY_PREFIX: 'petstore:',
+  IDEMPOTENCY_TTL_HOURS: 24,
+  RATE_LIMIT_PER_MINUTE: 1000,
+  FAILED_AUTH_LIMIT_PER_MINUTE: 60,
+  REQUEST_TIMEOUT_MS: 10000,
+  HEADERS_TIMEOUT_MS: 5000,
+  KEEP_ALIVE_TIMEOUT_MS: 5000,
+  CONNECTIONS_CHECK_INTERVAL_MS: 1000,
+  MAX_CONNECTIONS: 1024,
+  MAX_EVENT_LOOP_DELAY_MS: 1000
 }
 /** Variables with no default: unset means the feature is off or derived. */
-const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL']
+const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY']
 
 describe('loadConfig', () => {
   test('gives every variable its documented default, and leaves PUBLIC_URL and REDIS_URL unset', () => {
@@ -37,7 +48,9 @@ describe('loadConfig', () => {
       PUBLIC_URL: 'https://api.example.com/v1',
       LOG_LEVEL: 'silent',
       DEPRECATION_DATE: '2025-06-30T00:00:00Z',
-      SUNSET_DATE: '2031-01-01T00:00:00+02:00'
+      SUNSET_DATE: '2031-01-01T00:00:00+02:00',
+      REDIS_KEY_PREFIX: 'staging:',
+      TRUST_PROXY: '10.0.0.0/8'
     }
     const numbers = {
       PORT: 0,
@@ -47,7 +60,17 @@ describe('loadConfig', () => {
       REDIS_TIMEOUT_MS: 400,
       SHUTDOWN_TIMEOUT_MS: 0,
       KEY_CACHE_TTL_MS: 0,
-      ANSWER_CACHE_ENTRIES: 0
+      ANSWER_CACHE_ENTRIES: 0,
+      SHUTDOWN_DRAIN_MS: 0,
+      IDEMPOTENCY_TTL_HOURS: 1,
+      RATE_LIMIT_PER_MINUTE: 0,
+      FAILED_AUTH_LIMIT_PER_MINUTE: 5,
+      REQUEST_TIMEOUT_MS: 2000,
+      HEADERS_TIMEOUT_MS: 1000,
+      KEEP_ALIVE_TIMEOUT_MS: 100,
+      CONNECTIONS_CHECK_INTERVAL_MS: 50,
+      MAX_CONNECTIONS: 10,
+      MAX_EVENT_LOOP_DELAY_MS: 0
     }
     const env = { ...text, ...Object.fromEntries(Object.entries(numbers).map(([name, value]) => [name, String(value)])), PATH: '/usr/bin' }
     assert.deepEqual(loadConfig(env), { ...text, ...numbers })

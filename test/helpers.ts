@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { createResponseValidator } from './openapi-validator.ts'
 import { dropSchema, randomSchemaName, schemaUrl } from './pg-schema.ts'
-import { buildApp } from '../src/app.ts'
+import { buildApp, type AppDeps } from '../src/app.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import { generateApiKey } from '../src/keys.ts'
 import { openStore } from '../src/store/index.ts'
@@ -76,11 +76,14 @@ export interface TestApp {
   auth: { authorization: string }
 }
 
+export type TestAppOptions = Pick<AppDeps, 'now' | 'logStream' | 'redis' | 'faults'> & { env?: Record<string, string> }
+
 /** An app on a fresh store with one key, closed when the test ends. */
-export async function buildTestApp (t: TestContext, options: { env?: Record<string, string>, now?: () => number, logStream?: NodeJS.WritableStream } = {}): Promise<TestApp> {
+export async function buildTestApp (t: TestContext, options: TestAppOptions = {}): Promise<TestApp> {
   const { url, store, cleanup } = await createTestStore()
   const { key, id } = await issueKey(store)
-  const app = await buildApp({ config: testConfig(options.env), store, now: options.now, logStream: options.logStream })
+  const { env, ...deps } = options
+  const app = await buildApp({ config: testConfig(env), store, ...deps })
   t.after(async () => { await app.close(); await cleanup() })
   return { app, inject: (o) => injectChecked(app, o), store, url, key, keyId: id, auth: { authorization: `Bearer ${key}` } }
 }

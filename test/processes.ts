@@ -42,7 +42,8 @@ export interface ServerProcess {
 export async function startServer (t: TestContext, env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['src/server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    // No drain window on stop: no load balancer is waiting to move traffic away in a test.
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.after(() => stopProcess(child))

@@ -21,7 +21,9 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
   })
   const posted: Array<string | undefined> = []
   page.on('request', (request) => { if (request.method() === 'POST') posted.push(request.headers()['idempotency-key']) })
-  await page.goto(`${origin}/healthz`)
+  // A blank page on the API's origin: the API's own JSON answers forbid scripts (Content-Security-Policy).
+  await page.route(`${origin}/client-test-page`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>client test</title>' }))
+  await page.goto(`${origin}/client-test-page`)
 
   const result = await page.evaluate(async ({ baseUrl, key }) => {
     const { createPetstoreClient, PetstoreError } = await import('/client-under-test/index.js' as string)

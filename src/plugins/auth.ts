@@ -1,8 +1,9 @@
-import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { ApiError } from '../errors.ts'
 import { API_KEY_PATTERN, hashApiKey } from '../keys.ts'
 import type { ApiKeyRecord, Store } from '../store/types.ts'
 import { KeyCache } from './key-cache.ts'
+import type { AuthLimits } from './rate-limits.ts'
 
 declare module 'fastify' {
   interface FastifyRequest { apiKeyId?: number }
@@ -33,19 +34,25 @@ export function isUsable (key: ApiKeyRecord, now: number): boolean {
  * unauthenticated request never learns whether its body or parameters were right. The key
  * is found by its SHA-256 hash; the message never says whether a key exists.
  */
-export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number): onRequestAsyncHookHandler {
+export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number, limits?: AuthLimits): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
   const keys = new KeyCache(store, keyCacheTtlMs)
-  return async function authenticate (request: FastifyRequest) {
+  const reject = async (request: FastifyRequest, reply: FastifyReply, answer: ApiError) => {
+    await limits?.rejected(request, reply)
+    return answer
+  }
+  return async function authenticate (request: FastifyRequest, reply: FastifyReply) {
+    await limits?.admit(request, reply)
     // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
     const header = request.headers.authorization?.trim()
-    if (!header) throw MISSING_KEY
+    if (!header) throw await reject(request, reply, MISSING_KEY)
     const token = BEARER.exec(header)?.[1]
-    if (token === undefined || !API_KEY_PATTERN.test(token)) throw BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY
+    if (token === undefined || !API_KEY_PATTERN.test(token)) throw await reject(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
     const at = now()
     const key = await keys.find(hashApiKey(token), at)
-    if (!key || !isUsable(key, at)) throw INVALID_KEY
+    if (!key || !isUsable(key, at)) throw await reject(request, reply, INVALID_KEY)
     request.apiKeyId = key.id
+    await limits?.accepted(request, reply)
     if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
       lastTouched.set(key.id, at)
       store.touchApiKey(key.id, new Date(at).toISOString()).catch((error: unknown) => {

@@ -13,17 +13,51 @@ Decisions this service takes where the interface is silent:
 - **Unknown body fields** are ignored and never stored. Unknown query parameters are ignored.
 - **Pagination**: keyset on \`id\` ascending; \`Link: <…>; rel="next"\` (RFC 8288) with an opaque \`cursor\` when more follow; the body stays a plain array.
 - **Authentication** is checked first: an unauthenticated request gets 401 whatever else is wrong with it.
-- **Errors** always carry \`{code, message, status}\`; \`code\` is one of invalid_request 400, unauthorized 401, not_found 404, method_not_allowed 405, request_in_progress 409, gone 410, payload_too_large 413, unsupported_media_type 415, idempotency_conflict 422, rate_limited 429, internal 500, unavailable 503. An optional \`details\` array names offending fields.
-- **Limits**: request bodies up to 16 KiB.
+- **Errors** always carry \`{code, message, status}\`, also when the HTTP parser or a timeout refuses the request; \`code\` is one of invalid_request 400, unauthorized 401, not_found 404, method_not_allowed 405, request_timeout 408, request_in_progress 409, gone 410, payload_too_large 413, unsupported_media_type 415, idempotency_conflict 422, rate_limited 429, headers_too_large 431, internal 500, unavailable 503. An optional \`details\` array names offending fields. A 5xx never carries a stack, SQL or a library's message.
+- **Idempotent creates**: \`POST /pets\` with an \`Idempotency-Key\` (draft-ietf-httpapi-idempotency-key-header) creates at most once per API key and key for 24 hours: a repeat with the same body gets the first answer again with \`Idempotent-Replayed: true\`; another body is 422 \`idempotency_conflict\`; a repeat while the first is still running waits for it, or gets 409 \`request_in_progress\`.
+- **Rate limits**: per API key (1000 requests a minute by default) and per client address for requests that fail authentication (60 a minute); announced on every answer of the operations in \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); over the limit, 429 \`rate_limited\` with \`Retry-After\`.
+- **Limits**: request bodies up to 16 KiB; header fields up to 16 KiB (431); the headers must arrive within 5 s and the whole request within 10 s (408). An overloaded or stopping server answers 503 \`unavailable\` with \`Retry-After\`.
+- **Browsers** on any origin may call the API (CORS \`*\`): keys travel in the \`Authorization\` header, never in cookies.
 - **getPet** is deprecated (\`Deprecation\`, \`Sunset\`, \`Link\` headers on every answer) and answers 410 \`gone\` from its sunset on.
 - Not shown by the interface, and not offered: updating or deleting animals, categories, orders, events.`
+
+// JSON.rawJSON (Node 22+) writes the exact literal: a double cannot hold 2^63 - 1.
+const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON
+const INT64_BOUNDS = { minimum: rawJson('-9223372036854775808'), maximum: rawJson('9223372036854775807') }
+
+/**
+ * Every int64 in the document states its range. Added here rather than in schemas.ts, where
+ * the validators would read the bounds as doubles; requests are range-checked exactly anyway.
+ */
+function withInt64Bounds<T> (node: T): T {
+  if (Array.isArray(node)) {
+    node.forEach(withInt64Bounds)
+  } else if (typeof node === 'object' && node !== null) {
+    const schema = node as Record<string, unknown>
+    if (schema.type === 'integer' && schema.format === 'int64' && schema.minimum === undefined && schema.maximum === undefined) {
+      Object.assign(schema, INT64_BOUNDS)
+    }
+    Object.values(schema).forEach(withInt64Bounds)
+  }
+  return node
+}
+
+/** The last touches: int64 bounds, and the audience of the server (public: x-internal false). */
+function finish<T extends { servers?: object[] }> (document: T): T {
+  const copy = withInt64Bounds(structuredClone(document))
+  for (const server of copy.servers ?? []) Object.assign(server, { 'x-internal': false })
+  return copy
+}
 
 export const openapi = fp(async function openapi (app: FastifyInstance, options: OpenApiOptions) {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Petstore', version: '1.0.0', description: DESCRIPTION },
-      servers: [{ url: options.publicUrl ?? '/v1', description: options.publicUrl ? 'This deployment' : 'This server, relative to the document' }],
+      servers: [{
+        url: options.publicUrl ?? '/v1',
+        description: options.publicUrl ? 'This deployment (production, staging or local, as PUBLIC_URL says)' : 'This server (production, staging or local), relative to the document'
+      }],
       tags: [{ name: 'animals', description: 'Animal records.' }],
       components: {
         securitySchemes: {
@@ -35,7 +69,8 @@ export const openapi = fp(async function openapi (app: FastifyInstance, options:
     // Shared schemas keep their own names (Pet, NewPet, Error…) in components.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
     // The servers entry already ends in /v1, so paths are written without it.
-    transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') })
+    transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
+    transformObject: (document) => 'openapiObject' in document ? finish(document.openapiObject) : document.swaggerObject
   })
 }, { name: 'openapi' })
 

@@ -3,13 +3,19 @@ import type { Redis } from 'ioredis'
 import { ApiError } from '../errors.ts'
 import type { Store } from '../store/types.ts'
 
-export interface HealthOptions { store: Store, redis?: Redis }
+export interface HealthOptions {
+  store: Store
+  redis?: Redis
+  /** True from the start of a graceful stop: the load balancer should send no more. */
+  isDraining: () => boolean
+}
 
 /** Liveness and readiness for load balancers and orchestrators: outside /v1, no key. */
-export async function healthRoutes (app: FastifyInstance, { store, redis }: HealthOptions) {
+export async function healthRoutes (app: FastifyInstance, { store, redis, isDraining }: HealthOptions) {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
   app.get('/readyz', { schema: { hide: true } }, async (request) => {
+    if (isDraining()) throw new ApiError('unavailable', 'The server is shutting down.')
     try {
       await store.checkReady()
     } catch (error) {

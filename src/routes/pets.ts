@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, invalidRequest } from '../errors.ts'
+import { fingerprintOf, parseIdempotencyKey } from '../idempotency.ts'
 import { decodeCursor, encodeCursor } from '../int64.ts'
 import { GET_PET_DOCS_FRAGMENT } from '../plugins/docs.ts'
-import type { ListPetsQuery, NewPet, PetIdParams } from '../schemas.ts'
+import type { ListPetsQuery, NewPet, Pet, PetIdParams } from '../schemas.ts'
 import type { Store } from '../store/types.ts'
 import { createPetSchema, getPetSchema, listPetsSchema } from './pet-operations.ts'
 import { FinalAnswers } from './pet-cache.ts'
@@ -10,6 +11,7 @@ import { FinalAnswers } from './pet-cache.ts'
 export interface PetRoutesOptions {
   store: Store
   now: () => number
+  idempotencyTtlMs: number
   publicUrl?: string
   deprecatedAt: Date
   sunsetAt: Date
@@ -70,11 +72,36 @@ export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions
     return reply.type(JSON_TYPE).send(page.json)
   })
 
-  app.post<{ Body: NewPet }>('/pets', { schema: createPetSchema }, async (request, reply) => {
-    const pet = await store.createPet(request.body)
+  app.post<{ Body: NewPet }>('/pets', { schema: createPetSchema(options.idempotencyTtlMs / 3_600_000) }, async (request, reply) => {
+    const header = request.headers['idempotency-key']
+    const pet = typeof header === 'string'
+      ? await createOnce(request, reply, header)
+      : await store.createPet(request.body)
     reply.code(201).header('location', `${baseUrl(request, publicUrl)}/pets/${pet.id}`)
     return pet
   })
+
+  /** The first request with a key creates; a repeat with the same body replays that answer. */
+  async function createOnce (request: FastifyRequest<{ Body: NewPet }>, reply: FastifyReply, header: string): Promise<Pet> {
+    // The header schema already checked the syntax; the key is its unquoted text.
+    const key = parseIdempotencyKey(header)!
+    const at = now()
+    const result = await store.createPetIdempotently(request.body, {
+      apiKeyId: request.apiKeyId!,
+      key,
+      fingerprint: fingerprintOf(request.body),
+      now: new Date(at).toISOString(),
+      expiresAt: new Date(at + options.idempotencyTtlMs).toISOString()
+    })
+    if (result.outcome === 'conflict') {
+      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different body; use a new key for a new request.')
+    }
+    if (result.outcome === 'in_progress') {
+      throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still being processed; retry after the time in Retry-After.', { headers: { 'retry-after': '1' } })
+    }
+    if (result.outcome === 'replayed') reply.header('idempotent-replayed', 'true')
+    return result.pet
+  }
 
   const sunsetHeader = options.sunsetAt.toUTCString()
   const deprecationHeader = `@${Math.floor(options.deprecatedAt.getTime() / 1000)}`

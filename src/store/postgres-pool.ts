@@ -112,6 +112,11 @@ export function isOutage (error: unknown): boolean {
   return CONNECT_TIMEOUT_MESSAGES.has(message) || LOST_CONNECTION.test(message)
 }
 
+/** lock_timeout ran out (SQLSTATE 55P03): another transaction held the row for too long. */
+export function isLockTimeout (error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.code === '55P03'
+}
+
 function outageReason (error: unknown, options: PostgresOptions): string {
   const cause = describeCause(error)
   if (CONNECT_TIMEOUT_MESSAGES.has(cause)) return `no connection within ${options.connectTimeoutMs ?? 2000} ms (DATABASE_CONNECT_TIMEOUT_MS)`

@@ -1,9 +1,9 @@
 import type pg from 'pg'
 import type { NewPet, Pet, PetStatus } from '../schemas.ts'
 import { loadMigrations } from './migrations.ts'
-import { createMigrationClient, createPool, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './postgres-pool.ts'
+import { createMigrationClient, createPool, isLockTimeout, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './postgres-pool.ts'
 import { PET_INSERT_LOCK, PetInsertBatcher } from './postgres-writes.ts'
-import type { ApiKeyRecord, ListPetsOptions, NewApiKey, Store } from './types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from './types.ts'
 
 export type { PostgresOptions } from './postgres-pool.ts'
 
@@ -51,6 +51,37 @@ export const POSTGRES_HOT_QUERIES = {
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
   findApiKeyByHash: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`
 } as const
+
+/**
+ * The pet and its idempotency record in one statement. The record is claimed by the primary
+ * key: a concurrent request with the same key waits there until the first commits (then sees
+ * its record) or rolls back (then claims it). An expired record is taken over.
+ */
+const CREATE_WITH_CLAIM = `WITH pet AS (
+  INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}
+), claim AS (
+  INSERT INTO idempotency_records (api_key_id, idempotency_key, fingerprint, pet_id, created_at, expires_at)
+  SELECT $4, $5, $6, id, $7, $8 FROM pet
+  ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
+    SET fingerprint = EXCLUDED.fingerprint, pet_id = EXCLUDED.pet_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+    WHERE idempotency_records.expires_at <= EXCLUDED.created_at
+  RETURNING pet_id
+)
+SELECT ${PET_COLUMNS}, (SELECT count(*) FROM claim) AS claimed FROM pet`
+const LIVE_RECORD = `SELECT r.fingerprint, p.id, p.name, p.category_id, p.status
+  FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
+  WHERE r.api_key_id = $1 AND r.idempotency_key = $2`
+// How long a request waits for another one holding the same key before it answers 409.
+const SAME_KEY_WAIT_MS = 2000
+
+/** A live record holds the key: thrown to roll back the transaction's pet, so nothing is written. */
+class KeyTaken extends Error {
+  readonly result: IdempotentCreate
+  constructor (result: IdempotentCreate) {
+    super('idempotency key already taken')
+    this.result = result
+  }
+}
 
 // Two-key advisory lock: this constant names "petstore migrations", the second key the schema,
 // so instances on different schemas of one database do not wait for each other.
@@ -155,6 +186,29 @@ export class PostgresStore implements Store {
 
   createPet (pet: NewPet): Promise<Pet> {
     return this.#inserts.insert(pet)
+  }
+
+  async createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+    try {
+      // Under the pet insert lock like every create, so ids still become visible in id order.
+      return await this.#insertTransaction(async (client): Promise<IdempotentCreate> => {
+        await client.query(`SET LOCAL lock_timeout = ${SAME_KEY_WAIT_MS}`)
+        const { rows: [created] } = await client.query<PetRow & { claimed: string }>(CREATE_WITH_CLAIM,
+          [pet.name, pet.categoryId, pet.status ?? null, claim.apiKeyId, claim.key, claim.fingerprint, claim.now, claim.expiresAt])
+        if (created!.claimed === '1') return { outcome: 'created', pet: petFromRow(created!) }
+        const { rows: [live] } = await client.query<PetRow & { fingerprint: string }>(LIVE_RECORD, [claim.apiKeyId, claim.key])
+        throw new KeyTaken(live!.fingerprint === claim.fingerprint ? { outcome: 'replayed', pet: petFromRow(live!) } : { outcome: 'conflict' })
+      })
+    } catch (error) {
+      if (error instanceof KeyTaken) return error.result
+      if (isLockTimeout(error)) return { outcome: 'in_progress' }
+      throw error
+    }
+  }
+
+  async deleteExpiredIdempotencyRecords (now: string): Promise<number> {
+    const result = await this.#query('DELETE FROM idempotency_records WHERE expires_at <= $1', [now])
+    return result.rowCount ?? 0
   }
 
   async getPet (id: bigint): Promise<Pet | undefined> {

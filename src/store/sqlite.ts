@@ -4,7 +4,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import type { NewPet, Pet, PetStatus } from '../schemas.ts'
 import { GroupCommit } from './group-commit.ts'
 import { loadMigrations } from './migrations.ts'
-import type { ApiKeyRecord, ListPetsOptions, NewApiKey, Store } from './types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from './types.ts'
 
 interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus | null }
 /** The same columns read as an array: cheaper than an object per row on the list path. */
@@ -162,6 +162,34 @@ export class SqliteStore implements Store {
       const { id } = insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
       return { id, ...pet }
     })
+  }
+
+  createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+    // One synchronous step of a group-commit transaction: no other write runs in between (a
+    // second request with the same key, even in the same batch, finds this record), other
+    // processes wait for the write lock, and the pet and its record commit or vanish together.
+    return this.#writes.run((): IdempotentCreate => {
+      const existing = this.#statement('SELECT fingerprint, pet_id, expires_at FROM idempotency_records WHERE api_key_id = ? AND idempotency_key = ?')
+        .get(claim.apiKeyId, claim.key) as { fingerprint: string, pet_id: bigint, expires_at: string } | undefined
+      if (existing && existing.expires_at > claim.now) {
+        if (existing.fingerprint !== claim.fingerprint) return { outcome: 'conflict' }
+        const row = this.#statement('SELECT id, name, category_id, status FROM pets WHERE id = ?').get(existing.pet_id)
+        return { outcome: 'replayed', pet: petFromRow(row as unknown as PetRow) }
+      }
+      const row = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status')
+        .get(pet.name, pet.categoryId, pet.status ?? null) as unknown as PetRow
+      // An expired record is replaced: the key starts a new life with this request.
+      this.#statement(`INSERT INTO idempotency_records (api_key_id, idempotency_key, fingerprint, pet_id, created_at, expires_at)
+        VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (api_key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id,
+          created_at = excluded.created_at, expires_at = excluded.expires_at`)
+        .run(claim.apiKeyId, claim.key, claim.fingerprint, row.id, claim.now, claim.expiresAt)
+      return { outcome: 'created', pet: petFromRow(row) }
+    })
+  }
+
+  async deleteExpiredIdempotencyRecords (now: string): Promise<number> {
+    return Number(this.#statement('DELETE FROM idempotency_records WHERE expires_at <= ?').run(now).changes)
   }
 
   async getPet (id: bigint): Promise<Pet | undefined> {

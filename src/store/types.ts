@@ -20,6 +20,29 @@ export interface ApiKeyRecord {
 
 export interface NewApiKey { name: string, prefix: string, hash: string, expiresAt?: string | null }
 
+/** A create that carries an Idempotency-Key: the key is scoped to the API key that sent it. */
+export interface IdempotencyClaim {
+  apiKeyId: number
+  key: string
+  /** Hash of the validated body: the same key with another body is a conflict. */
+  fingerprint: string
+  /** ISO 8601; a record whose expiresAt is not after now no longer counts. */
+  now: string
+  expiresAt: string
+}
+
+/**
+ * created: the pet is new and the record was written with it, in one transaction.
+ * replayed: a live record with the same fingerprint exists; pet is the one it created.
+ * conflict: a live record exists with another fingerprint; nothing was written.
+ * in_progress: another request holding the same key did not finish in time; nothing was written.
+ */
+export type IdempotentCreate =
+  | { outcome: 'created', pet: Pet }
+  | { outcome: 'replayed', pet: Pet }
+  | { outcome: 'conflict' }
+  | { outcome: 'in_progress' }
+
 /** The one storage seam: SQL lives only behind it, one adapter per database. */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
@@ -34,6 +57,10 @@ export interface Store {
   /** Throws when the database cannot answer or its schema is behind the code. */
   checkReady(): Promise<void>
   createPet(pet: NewPet): Promise<Pet>
+  /** createPet at most once per (API key, Idempotency-Key) while the record lives. */
+  createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
+  /** Removes records that expired before now (ISO 8601); returns how many. */
+  deleteExpiredIdempotencyRecords(now: string): Promise<number>
   getPet(id: bigint): Promise<Pet | undefined>
   listPets(options: ListPetsOptions): Promise<Pet[]>
   countPets(): Promise<number>

@@ -91,21 +91,24 @@ export interface components {
             categoryId: bigint;
             status?: components["schemas"]["PetStatus"];
         };
-        /** @description A list of animals. */
+        /** @description A list of animals: at most `limit`, which is at most 100. */
         Pets: components["schemas"]["Pet"][];
         Error: {
             /**
              * @description Machine-readable error code; fixed per HTTP status.
              * @enum {unknown}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "internal" | "unavailable";
+            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "request_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
             /** @description Human-readable description. */
             message: string;
-            /** @description The HTTP status code of the response. */
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response.
+             */
             status: number;
             /** @description The offending fields, when the error is about the request. */
             details?: {
-                /** @description Where the problem is, e.g. `body.name` or `query.limit`. */
+                /** @description Where the problem is, e.g. `body.name`, `query.limit` or `header.idempotency-key`. */
                 field: string;
                 message: string;
             }[];
@@ -138,6 +141,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 8288 `<…/pets?limit=…&status=…&cursor=…>; rel="next"` when more pets follow. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
@@ -149,6 +158,12 @@ export interface operations {
             /** @description `limit`, `status` or `cursor` is invalid (added by this service). */
             400: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
@@ -158,8 +173,61 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description Bearer realm="petstore", with error="invalid_token" when a bearer token was sent (RFC 6750). */
-                    "WWW-Authenticate"?: string;
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was not received completely within the request timeout; the connection is closed. */
+            408: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
+            431: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
@@ -169,17 +237,29 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store could not be reached within the configured timeouts (`unavailable`); retry later. */
+            /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -191,7 +271,13 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key, within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -201,20 +287,34 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Animal added; the body carries the assigned `id`. */
+            /** @description Animal added; the body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`. */
             201: {
                 headers: {
-                    /** @description Address of the new animal. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Address of the new animal: absolute, or `/v1/pets/{id}` when the request named no usable host. */
                     Location?: string;
+                    /** @description Present when this answer repeats the one given to an earlier request with the same `Idempotency-Key`; nothing new was created. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The body lacks required fields, holds invalid values or is not valid JSON. */
+            /** @description The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed. */
             400: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
@@ -224,8 +324,46 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description Bearer realm="petstore", with error="invalid_token" when a bearer token was sent (RFC 6750). */
-                    "WWW-Authenticate"?: string;
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was not received completely within the request timeout; the connection is closed. */
+            408: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds. */
+            409: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -235,6 +373,12 @@ export interface operations {
             /** @description The body is larger than 16 KiB. */
             413: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
@@ -244,6 +388,59 @@ export interface operations {
             /** @description The body is not application/json. */
             415: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used, by this API key, with a different body. */
+            422: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
+            431: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
@@ -253,17 +450,29 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store could not be reached within the configured timeouts (`unavailable`); retry later. */
+            /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -287,6 +496,12 @@ export interface operations {
             /** @description Animal found. */
             200: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
@@ -302,6 +517,12 @@ export interface operations {
             /** @description `petId` is not a signed 64-bit integer (added by this service). */
             400: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
@@ -317,8 +538,14 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description Bearer realm="petstore", with error="invalid_token" when a bearer token was sent (RFC 6750). */
-                    "WWW-Authenticate"?: string;
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
@@ -334,6 +561,33 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
+                    Sunset?: string;
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was not received completely within the request timeout; the connection is closed. */
+            408: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
@@ -349,6 +603,56 @@ export interface operations {
             /** @description The operation has passed its sunset date and is removed. */
             410: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
+                    Sunset?: string;
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
+                    Sunset?: string;
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
+            431: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
@@ -364,17 +668,41 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
+                    Sunset?: string;
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store could not be reached within the configured timeouts (`unavailable`); retry later. */
+            /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After"?: number;
+                    /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
+                    Sunset?: string;
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { documentedErrors, exchange, listenTestApp, openSocket, readAnswer, sleep, type RawAnswer } from './raw-http.ts'
+
+/**
+ * Every answer Fastify or Node produce on their own (parser errors, timeouts, body limits,
+ * the 503 while closing) carries the Error body, checked over real HTTP byte by byte.
+ */
+
+function assertErrorAnswer (answer: RawAnswer, status: number, code: string, message: string, url = '/v1/pets', method = 'GET') {
+  assert.deepEqual({ status: answer.status, type: answer.headers['content-type'], body: JSON.parse(answer.body) },
+    { status, type: 'application/json; charset=utf-8', body: { code, message, status } })
+  assert.deepEqual(documentedErrors(method, url, answer), [])
+  assert.equal(answer.headers['x-content-type-options'], 'nosniff')
+}
+
+const post = (key: string, body: string, type = 'application/json') =>
+  `POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+
+describe('answers that bypass the error handler still carry the Error body', () => {
+  test('malformed JSON is 400 invalid_request', async (t) => {
+    const { port, key } = await listenTestApp(t)
+    assertErrorAnswer(await exchange(port, post(key, '{"name":')), 400, 'invalid_request', 'The request body is not valid JSON: Unexpected end of JSON input', '/v1/pets', 'POST')
+  })
+
+  test('prototype-poisoned JSON (__proto__, constructor.prototype) is 400 invalid_request', async (t) => {
+    const { port, key } = await listenTestApp(t)
+    for (const body of ['{"name":"Rex","categoryId":7,"__proto__":{"admin":true}}', '{"name":"Rex","categoryId":7,"constructor":{"prototype":{"admin":true}}}']) {
+      assertErrorAnswer(await exchange(port, post(key, body)), 400, 'invalid_request', 'The request body contains a forbidden property name (__proto__ or constructor.prototype).', '/v1/pets', 'POST')
+    }
+  })
+
+  test('a body over 16 KiB is 413, announced by Content-Length or sent chunked', async (t) => {
+    const { port, key } = await listenTestApp(t)
+    const big = JSON.stringify({ name: 'Rex', categoryId: 7, padding: 'x'.repeat(17_000) })
+    assertErrorAnswer(await exchange(port, post(key, big)), 413, 'payload_too_large', 'The request body is larger than the limit of 16 KiB.', '/v1/pets', 'POST')
+    const chunked = `POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+      `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`
+    assertErrorAnswer(await exchange(port, chunked), 413, 'payload_too_large', 'The request body is larger than the limit of 16 KiB.', '/v1/pets', 'POST')
+  })
+
+  test('a body that is not JSON is 415 unsupported_media_type', async (t) => {
+    const { port, key } = await listenTestApp(t)
+    assertErrorAnswer(await exchange(port, post(key, 'name=Rex', 'application/x-www-form-urlencoded')), 415, 'unsupported_media_type', 'The request body must be application/json.', '/v1/pets', 'POST')
+  })
+
+  test('header fields over the limit are 431 headers_too_large, and the connection is closed', async (t) => {
+    const { port } = await listenTestApp(t)
+    const answer = await exchange(port, `GET /v1/pets HTTP/1.1\r\nHost: test\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`)
+    assertErrorAnswer(answer, 431, 'headers_too_large', 'The request line and header fields are larger than the limit.')
+    assert.equal(answer.headers.connection, 'close')
+  })
+
+  test('a request line that is not HTTP is 400 invalid_request', async (t) => {
+    const { port } = await listenTestApp(t)
+    for (const garbage of ['GARBAGE\r\n\r\n', 'GET /v1/pets HTTP/9.9\r\n\r\n', 'GET /v1/pets HTTP/1.1\r\nBad Header\r\n\r\n']) {
+      assertErrorAnswer(await exchange(port, garbage), 400, 'invalid_request', 'The request is not valid HTTP/1.1.')
+    }
+  })
+
+  test('a path that is not valid URL encoding is 400 invalid_request', async (t) => {
+    const { port, key } = await listenTestApp(t)
+    const answer = await exchange(port, `GET /v1/pets/%zz HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+    assertErrorAnswer(answer, 400, 'invalid_request', 'The request path is not a valid URL path for this service.', '/v1/pets/%zz')
+  })
+
+  test('headers that never finish are 408 request_timeout after HEADERS_TIMEOUT_MS', async (t) => {
+    const { port } = await listenTestApp(t, { env: { HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '600', CONNECTIONS_CHECK_INTERVAL_MS: '50' } })
+    const started = Date.now()
+    const answer = await exchange(port, 'GET /v1/pets HTTP/1.1\r\nHost: test\r\n')
+    assertErrorAnswer(answer, 408, 'request_timeout', 'The request was not received completely in time.')
+    assert.equal(answer.headers.connection, 'close')
+    assert.ok(Date.now() - started < 3000, `cut after ${Date.now() - started} ms`)
+  })
+
+  test('a body sent one byte at a time is 408 request_timeout after REQUEST_TIMEOUT_MS', async (t) => {
+    const { port, key } = await listenTestApp(t, { env: { HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '600', CONNECTIONS_CHECK_INTERVAL_MS: '50' } })
+    const socket = await openSocket(port)
+    t.after(() => socket.destroy())
+    socket.on('error', () => {})
+    const answer = readAnswer(socket)
+    socket.write(`POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`)
+    const trickle = setInterval(() => { if (!socket.destroyed) socket.write('x') }, 50)
+    t.after(() => clearInterval(trickle))
+    assertErrorAnswer(await answer, 408, 'request_timeout', 'The request was not received completely in time.', '/v1/pets', 'POST')
+  })
+
+  test('a request arriving on an open connection once close() has begun is 503 unavailable; the one in flight completes', async (t) => {
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    const { app, port, key } = await listenTestApp(t, {
+      faults: { beforeStoreCall: async (operation) => { if (operation === 'getPet') await held } }
+    })
+    const inFlight = await openSocket(port)
+    const late = await openSocket(port)
+    t.after(() => { inFlight.destroy(); late.destroy() })
+    const inFlightAnswer = readAnswer(inFlight)
+    inFlight.write(`GET /v1/pets/1 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+    // Half a request: the connection is busy, so close() leaves it open.
+    late.write('GET /v1/pets HTTP/1.1\r\nHost: test\r\n')
+    await sleep(100)
+    const closed = app.close()
+    await sleep(100)
+    const lateAnswer = readAnswer(late)
+    late.write(`Authorization: Bearer ${key}\r\n\r\n`)
+    const refused = await lateAnswer
+    const requestId = refused.headers['x-request-id']
+    assertErrorAnswer(refused, 503, 'unavailable', `The server is shutting down; retry the request. (request id ${requestId})`)
+    assert.deepEqual([refused.headers.connection, refused.headers['retry-after']], ['close', '1'])
+    release()
+    const completed = await inFlightAnswer
+    assertErrorAnswer(completed, 404, 'not_found', 'No pet has id 1.', '/v1/pets/1')
+    await closed
+  })
+})

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict'
+import { Agent } from 'node:http'
+import type { Socket } from 'node:net'
+import { describe, test } from 'node:test'
+import { buildTestApp, createTestStore, issueKey } from './helpers.ts'
+import { listenTestApp, openSocket, readAnswer, sleep } from './raw-http.ts'
+import { send, startServer } from './server-process.ts'
+
+describe('limits on what one client can make the server do', () => {
+  test('answers carry the security headers of a JSON API, errors and operational endpoints too', async (t) => {
+    const app = await buildTestApp(t)
+    const expected = {
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-resource-policy': 'same-origin',
+      'cache-control': 'no-store',
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'"
+    }
+    for (const [url, headers] of [['/v1/pets', app.auth], ['/v1/pets', {}], ['/healthz', {}], ['/nowhere', {}]] as const) {
+      const res = await app.app.inject({ url, headers })
+      const got = Object.fromEntries(Object.keys(expected).map((name) => [name, res.headers[name]]))
+      assert.deepEqual(got, expected, url)
+    }
+  })
+
+  test('browsers on any origin may call the API: preflights get 204, answers expose their headers', async (t) => {
+    const app = await buildTestApp(t)
+    const preflight = await app.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { origin: 'https://example.com', 'access-control-request-method': 'POST' } })
+    assert.equal(preflight.statusCode, 204)
+    assert.deepEqual([preflight.headers['access-control-allow-origin'], preflight.headers['access-control-allow-methods'], preflight.headers['access-control-allow-headers']],
+      ['*', 'GET, HEAD, POST', 'Authorization, Content-Type, Idempotency-Key, X-Request-Id'])
+    const listed = await app.inject({ url: '/v1/pets', headers: { ...app.auth, origin: 'https://example.com' } })
+    assert.equal(listed.headers['access-control-allow-origin'], '*')
+    assert.match(String(listed.headers['access-control-expose-headers']), /^Location, Link, .*RateLimit, RateLimit-Policy, Idempotent-Replayed/)
+    // Without the two preflight headers OPTIONS is an ordinary request: not a method of /pets.
+    const plainOptions = await app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: app.auth })
+    assert.equal(plainOptions.statusCode, 405)
+  })
+
+  test('an overloaded event loop sheds requests with 503 unavailable and Retry-After; liveness still answers', async (t) => {
+    let clock = Date.now()
+    const testApp = await buildTestApp(t, { env: { MAX_EVENT_LOOP_DELAY_MS: '20' }, now: () => clock })
+    const { app } = testApp
+    await app.ready()
+    // Block the loop until the sampler sees the delay (it samples once a second).
+    for (let tries = 0; !app.isUnderPressure() && tries < 40; tries++) {
+      const until = Date.now() + 200
+      while (Date.now() < until) { /* busy: this is the overload */ }
+      await sleep(60)
+    }
+    assert.ok(app.isUnderPressure(), 'the event loop delay was never seen')
+    assert.equal((await testApp.inject({ url: '/v1/pets', headers: testApp.auth })).statusCode, 200, 'nothing is shed in the start-up grace')
+    // Past the grace, in which the monitor's samples hold start-up work, not load.
+    clock += 2000
+    const shed = await testApp.inject({ url: '/v1/pets', headers: testApp.auth })
+    assert.deepEqual({ status: shed.statusCode, retryAfter: shed.headers['retry-after'], code: JSON.parse(shed.body).code }, { status: 503, retryAfter: '5', code: 'unavailable' })
+    assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200)
+  })
+
+  test('connections beyond MAX_CONNECTIONS are closed at once; the cap frees up as connections end', async (t) => {
+    const { port, key } = await listenTestApp(t, { env: { MAX_CONNECTIONS: '3' } })
+    const held: Socket[] = []
+    t.after(() => held.forEach((s) => s.destroy()))
+    for (let i = 0; i < 3; i++) held.push(await openSocket(port))
+    await sleep(50)
+    const extra = await openSocket(port)
+    held.push(extra)
+    const dropped = await new Promise<boolean>((resolve) => {
+      extra.once('close', () => resolve(true))
+      extra.on('error', () => {})
+      setTimeout(() => resolve(false), 2000)
+    })
+    assert.ok(dropped, 'the connection over the cap stayed open')
+    held[0]!.destroy()
+    await sleep(50)
+    const again = await openSocket(port)
+    held.push(again)
+    const answer = readAnswer(again)
+    again.write(`GET /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+    assert.equal((await answer).status, 200)
+  })
+
+  test('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS; a slow answer in progress is not cut', async (t) => {
+    const { port, key } = await listenTestApp(t, {
+      env: { REQUEST_TIMEOUT_MS: '300', HEADERS_TIMEOUT_MS: '300', CONNECTIONS_CHECK_INTERVAL_MS: '50' },
+      faults: { beforeStoreCall: async (operation) => { if (operation === 'getPet') await sleep(900) } }
+    })
+    const silent = await openSocket(port)
+    t.after(() => silent.destroy())
+    const started = Date.now()
+    const ended = await new Promise<number>((resolve) => {
+      silent.once('close', () => resolve(Date.now() - started))
+      setTimeout(() => resolve(-1), 3000)
+    })
+    assert.ok(ended >= 250 && ended < 1500, `closed after ${ended} ms`)
+    const busy = await openSocket(port)
+    t.after(() => busy.destroy())
+    const answer = readAnswer(busy)
+    busy.write(`GET /v1/pets/1 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+    assert.equal((await answer).status, 404)
+  })
+
+  test('500 connections sending headers a byte a second do not slow a normal client (p99 < 100 ms), and are cut after HEADERS_TIMEOUT_MS', async (t) => {
+    const { url, store, cleanup } = await createTestStore()
+    const { key } = await issueKey(store)
+    await store.close()
+    t.after(cleanup)
+    const server = await startServer({ DATABASE_URL: url, HEADERS_TIMEOUT_MS: '2500', RATE_LIMIT_PER_MINUTE: '0' })
+    t.after(() => server.stop('SIGKILL'))
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    t.after(() => agent.destroy())
+    const list = () => send(agent, server.port, 'GET', '/v1/pets?limit=5', { authorization: `Bearer ${key}` })
+    for (let i = 0; i < 20; i++) assert.equal((await list()).status, 200)
+
+    const slow = await Promise.all(Array.from({ length: 500 }, () => openSocket(server.port)))
+    t.after(() => slow.forEach((s) => s.destroy()))
+    const cut = slow.map((socket) => readAnswer(socket, 8000).then((answer) => answer.status, () => 0))
+    const request = 'GET /v1/pets HTTP/1.1\r\nHost: test\r\n'
+    let sent = 0
+    const trickle = setInterval(() => {
+      for (const socket of slow) if (!socket.destroyed && socket.writable) socket.write(request[sent % request.length]!)
+      sent++
+    }, 1000)
+    t.after(() => clearInterval(trickle))
+    for (const socket of slow) socket.write(request[0]!)
+    sent = 1
+
+    const latencies: number[] = []
+    const until = Date.now() + 2000
+    while (Date.now() < until) {
+      const started = performance.now()
+      assert.equal((await list()).status, 200)
+      latencies.push(performance.now() - started)
+    }
+    latencies.sort((a, b) => a - b)
+    const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1]!
+    t.diagnostic(`slow clients: ${latencies.length} requests of a normal client, p99 ${p99.toFixed(1)} ms`)
+    assert.ok(latencies.length >= 100 && p99 < 100, `${latencies.length} requests, p99 ${p99.toFixed(1)} ms`)
+
+    const statuses = await Promise.all(cut)
+    clearInterval(trickle)
+    assert.deepEqual(statuses.filter((status) => status !== 408), [], 'every slow connection ends with 408')
+  })
+})

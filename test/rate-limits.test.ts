@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
+import { describe, test } from 'node:test'
+import type { LightMyRequestResponse } from 'fastify'
+import { Redis } from 'ioredis'
+import { twoInstances } from './two-instances.ts'
+import { buildTestApp, issueKey, json } from './helpers.ts'
+
+const fields = (res: LightMyRequestResponse) => ({
+  status: res.statusCode,
+  policy: res.headers['ratelimit-policy'],
+  state: res.headers.ratelimit,
+  retryAfter: res.headers['retry-after']
+})
+
+/** The reset time counts down within the minute: the tests compare the rest exactly. */
+function withoutReset (res: LightMyRequestResponse) {
+  const { state, ...rest } = fields(res)
+  const match = /^("[a-z-]+";r=\d+);t=(\d+)$/.exec(String(state))
+  assert.ok(state === undefined || (match && Number(match[2]) >= 1 && Number(match[2]) <= 60), `RateLimit ${state}`)
+  return { ...rest, state: match?.[1] }
+}
+
+describe('rate limit per API key', () => {
+  test('every answer of the operations carries the key budget, counting down', async (t) => {
+    const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '5' } })
+    const answers = [
+      await app.inject({ url: '/v1/pets', headers: app.auth }),
+      await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, ...json }, payload: '{"name":"Rex","categoryId":7}' }),
+      await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, ...json }, payload: '{"name":""}' }),
+      await app.inject({ url: '/v1/pets/99', headers: app.auth }),
+      await app.inject({ url: '/v1/pets?limit=0', headers: app.auth })
+    ]
+    assert.deepEqual(answers.map(withoutReset), [200, 201, 400, 404, 400].map((status, i) => ({
+      status, policy: '"default";q=5;w=60', state: `"default";r=${4 - i}`, retryAfter: undefined
+    })))
+  })
+
+  test('past the budget: 429 rate_limited with Retry-After; another key keeps its own budget', async (t) => {
+    const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '2' } })
+    const other = await issueKey(app.store, 'other')
+    for (let i = 0; i < 2; i++) assert.equal((await app.inject({ url: '/v1/pets', headers: app.auth })).statusCode, 200)
+    const refused = await app.inject({ url: '/v1/pets', headers: app.auth })
+    assert.deepEqual(withoutReset(refused), { status: 429, policy: '"default";q=2;w=60', state: '"default";r=0', retryAfter: refused.headers.ratelimit?.toString().split('t=')[1] })
+    assert.deepEqual(JSON.parse(refused.body), {
+      code: 'rate_limited',
+      message: 'This API key has used its 2 requests of the current minute; retry after the time in Retry-After.',
+      status: 429
+    })
+    const theirs = await app.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${other.key}` } })
+    assert.deepEqual(withoutReset(theirs), { status: 200, policy: '"default";q=2;w=60', state: '"default";r=1', retryAfter: undefined })
+  })
+
+  test('RATE_LIMIT_PER_MINUTE=0 switches the key budget off: no fields, never 429', async (t) => {
+    const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '0' } })
+    for (let i = 0; i < 30; i++) {
+      assert.deepEqual(fields(await app.inject({ url: '/v1/pets', headers: app.auth })), { status: 200, policy: undefined, state: undefined, retryAfter: undefined })
+    }
+  })
+})
+
+describe('rate limit of failed authentication per client address', () => {
+  test('failures count per address; at the budget the address is refused before any key is checked, a valid one too', async (t) => {
+    const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '3' } })
+    const from = (remoteAddress: string, authorization: string) => app.inject({ url: '/v1/pets', headers: { authorization }, remoteAddress })
+    const failures = [await from('10.0.0.1', 'Bearer psk_guess1'), await from('10.0.0.1', 'Basic eDp5'), await from('10.0.0.1', '')]
+    assert.deepEqual(failures.map(withoutReset), [2, 1, 0].map((left) => ({
+      status: 401, policy: '"failed-auth";q=3;w=60', state: `"failed-auth";r=${left}`, retryAfter: undefined
+    })))
+    const blocked = await from('10.0.0.1', app.auth.authorization)
+    assert.deepEqual(withoutReset(blocked), { status: 429, policy: '"failed-auth";q=3;w=60', state: '"failed-auth";r=0', retryAfter: blocked.headers.ratelimit?.toString().split('t=')[1] })
+    assert.equal(JSON.parse(blocked.body).message, 'Too many requests from this address failed authentication; retry after the time in Retry-After.')
+    assert.equal((await from('10.0.0.2', app.auth.authorization)).statusCode, 200)
+  })
+
+  test('successful requests do not count against the address', async (t) => {
+    const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
+    for (let i = 0; i < 5; i++) assert.equal((await app.inject({ url: '/v1/pets', headers: app.auth })).statusCode, 200)
+    assert.equal((await app.inject({ url: '/v1/pets' })).statusCode, 401)
+  })
+})
+
+describe('rate limits across instances', () => {
+  test('without Redis, each instance counts alone', async (t) => {
+    const { list } = await twoInstances(t, { RATE_LIMIT_PER_MINUTE: '2' })
+    const statuses = [await list(0), await list(1), await list(0), await list(1), await list(0)].map((r) => r.statusCode)
+    assert.deepEqual(statuses, [200, 200, 200, 200, 429])
+  })
+
+  test('when Redis cannot be reached, requests pass uncounted and the log says why', async (t) => {
+    const lines: string[] = []
+    const logStream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+    // Never connected, and without an offline queue: every command fails at once, as when
+    // the connection to Redis is lost.
+    const unreachable = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false })
+    t.after(() => unreachable.disconnect())
+    const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '1', LOG_LEVEL: 'warn' }, redis: unreachable, logStream })
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(fields(await app.inject({ url: '/v1/pets', headers: app.auth })), { status: 200, policy: '"default";q=1;w=60', state: undefined, retryAfter: undefined })
+    }
+    assert.ok(lines.some((line) => JSON.parse(line).msg === 'rate limit store unavailable; request let through uncounted'), lines.join(''))
+  })
+})
