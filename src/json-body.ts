@@ -39,6 +39,8 @@ export function parseJsonBody (text: string): unknown {
     return JSON.parse(text, reviver as Reviver)
   } catch (error) {
     if (error instanceof SyntaxError) throw invalidRequest(`The request body is not valid JSON: ${error.message}`)
+    // Thousands of nested arrays fit in 16 KiB and overflow the stack of the reviver.
+    if (error instanceof RangeError) throw invalidRequest('The request body is nested too deeply.')
     throw error
   }
 }

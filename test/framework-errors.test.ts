@@ -17,7 +17,7 @@ function assertErrorAnswer (answer: RawAnswer, status: number, code: string, mes
 const post = (key: string, body: string, type = 'application/json') =>
   `POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
 
-describe('answers that bypass the error handler still carry the Error body', () => {
+describe('answers that bypass the error handler still carry the Error body', { timeout: 30_000 }, () => {
   test('malformed JSON is 400 invalid_request', async (t) => {
     const { port, key } = await listenTestApp(t)
     assertErrorAnswer(await exchange(port, post(key, '{"name":')), 400, 'invalid_request', 'The request body is not valid JSON: Unexpected end of JSON input', '/v1/pets', 'POST')
@@ -28,6 +28,12 @@ describe('answers that bypass the error handler still carry the Error body', () 
     for (const body of ['{"name":"Rex","categoryId":7,"__proto__":{"admin":true}}', '{"name":"Rex","categoryId":7,"constructor":{"prototype":{"admin":true}}}']) {
       assertErrorAnswer(await exchange(port, post(key, body)), 400, 'invalid_request', 'The request body contains a forbidden property name (__proto__ or constructor.prototype).', '/v1/pets', 'POST')
     }
+  })
+
+  test('JSON nested thousands deep (it fits in 16 KiB) is 400 invalid_request, not a stack overflow', async (t) => {
+    const { port, key } = await listenTestApp(t)
+    const deep = '['.repeat(5000) + ']'.repeat(5000)
+    assertErrorAnswer(await exchange(port, post(key, deep)), 400, 'invalid_request', 'The request body is nested too deeply.', '/v1/pets', 'POST')
   })
 
   test('a body over 16 KiB is 413, announced by Content-Length or sent chunked', async (t) => {
@@ -88,6 +94,8 @@ describe('answers that bypass the error handler still carry the Error body', () 
   test('a request arriving on an open connection once close() has begun is 503 unavailable; the one in flight completes', async (t) => {
     let release: () => void = () => {}
     const held = new Promise<void>((resolve) => { release = resolve })
+    // After hooks run in order: the held request must be let go before the app closes.
+    t.after(() => release())
     const { app, port, key } = await listenTestApp(t, {
       faults: { beforeStoreCall: async (operation) => { if (operation === 'getPet') await held } }
     })
