@@ -6,6 +6,9 @@ export interface Faults {
   beforeStoreCall?(operation: string): void | Promise<void>
 }
 
+// Called on every request and expected to answer at once; never a point of failure.
+const SYNCHRONOUS = new Set<string | symbol>(['dataVersion'])
+
 export function withFaults (store: Store, faults: Faults): Store {
   const before = faults.beforeStoreCall
   if (!before) return store
@@ -13,6 +16,7 @@ export function withFaults (store: Store, faults: Faults): Store {
     get (target, property) {
       const value: unknown = Reflect.get(target, property, target)
       if (typeof value !== 'function') return value
+      if (SYNCHRONOUS.has(property)) return (value as () => unknown).bind(target)
       return async (...args: unknown[]) => {
         await before(String(property))
         return (value as (...a: unknown[]) => unknown).apply(target, args)
