@@ -3,7 +3,9 @@ import { Agent, request as httpRequest, type OutgoingHttpHeaders } from 'node:ht
 
 /**
  * The service as operators run it: `node src/server.ts` in its own process, on a loopback port
- * chosen by the system, stopped by its PID. For tests that signal or kill the server.
+ * chosen by the system, stopped by its PID. For the fault tests, which signal or kill it and
+ * read its exit, also outside node:test (npm run test:faults); test/processes.ts serves the
+ * tests that only need a server running.
  */
 
 const SERVER_ENTRY = new URL('../src/server.ts', import.meta.url).pathname
