@@ -2,11 +2,18 @@ import assert from 'node:assert/strict'
 import { Agent } from 'node:http'
 import type { Socket } from 'node:net'
 import { describe, test } from 'node:test'
+import { loadConfig } from '../src/config.ts'
 import { buildTestApp, createTestStore, issueKey } from './helpers.ts'
 import { listenTestApp, openSocket, readAnswer, sleep } from './raw-http.ts'
 import { send, startServer } from './server-process.ts'
 
 describe('limits on what one client can make the server do', () => {
+  test('timeouts and the drain out of order stop start-up with one line naming both settings', () => {
+    assert.throws(() => loadConfig({ HEADERS_TIMEOUT_MS: '20000' }), { message: 'HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (got 20000 and 10000)' })
+    assert.throws(() => loadConfig({ SHUTDOWN_DRAIN_MS: '10000' }), { message: 'SHUTDOWN_DRAIN_MS must be less than SHUTDOWN_TIMEOUT_MS (got 10000 and 10000)' })
+    assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '10000' }).HEADERS_TIMEOUT_MS, 10000)
+  })
+
   test('answers carry the security headers of a JSON API, errors and operational endpoints too', async (t) => {
     const app = await buildTestApp(t)
     const expected = {

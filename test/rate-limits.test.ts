@@ -73,6 +73,12 @@ describe('rate limit of failed authentication per client address', () => {
     assert.equal((await from('10.0.0.2', app.auth.authorization)).statusCode, 200)
   })
 
+  test('behind a trusted proxy (TRUST_PROXY) the address is the client named in X-Forwarded-For', async (t) => {
+    const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1', TRUST_PROXY: '127.0.0.1' } })
+    const via = (client: string) => app.inject({ url: '/v1/pets', headers: { 'x-forwarded-for': client }, remoteAddress: '127.0.0.1' })
+    assert.deepEqual([(await via('203.0.113.1')).statusCode, (await via('203.0.113.1')).statusCode, (await via('203.0.113.2')).statusCode], [401, 429, 401])
+  })
+
   test('successful requests do not count against the address', async (t) => {
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
     for (let i = 0; i < 5; i++) assert.equal((await app.inject({ url: '/v1/pets', headers: app.auth })).statusCode, 200)
