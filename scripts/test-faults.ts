@@ -83,7 +83,9 @@ for (const kind of kinds) {
 const header = ['store', 'test', 'runs', 'requests', 'acknowledged', 'lost', '5xx', 'violations']
 const table = [header, ...rows.map(([kind, name, t]) => [kind, name, t.runs, t.requests, t.acknowledged, t.lost, t.serverErrors, t.violations.length].map(String))]
 const widths = header.map((_, i) => Math.max(...table.map((row) => row[i]!.length)))
-process.stdout.write('\n' + table.map((row) => '| ' + row.map((cell, i) => i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)).join(' | ') + ' |').join('\n') + '\n')
+const line = (row: string[]) => '| ' + row.map((cell, i) => i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)).join(' | ') + ' |'
+const rule = '|' + widths.map((width, i) => i < 2 ? '-'.repeat(width + 2) : '-'.repeat(width + 1) + ':').join('|') + '|'
+process.stdout.write('\n' + [line(table[0]!), rule, ...table.slice(1).map(line)].join('\n') + '\n')
 for (const [kind, name, t] of rows) for (const violation of t.violations.slice(0, 10)) process.stdout.write(`${kind} ${name}: ${violation}\n`)
 const failed = rows.some(([, , t]) => t.lost > 0 || t.serverErrors > 0 || t.violations.length > 0) || (CI && postgresDown !== undefined)
 process.exitCode = failed ? 1 : 0
