@@ -125,3 +125,23 @@ test('getPet warns once when the Sunset is within 180 days, and not when it is f
   await calm.getPet(other.id)
   assert.equal(warnings.length, 1)
 })
+
+test('the service\'s own rate limit comes back as PetstoreError 429 rate_limited with its Retry-After, and is counted in /metrics', async (t) => {
+  const { origin, baseUrl, key } = await startServer(t, { RATE_LIMIT_PER_MINUTE: '2' })
+  const attempts: number[] = []
+  const client = createPetstoreClient({
+    baseUrl,
+    apiKey: key,
+    retry: false,
+    fetch: async (input, init) => { const response = await fetch(input, init); attempts.push(response.status); return response }
+  })
+  await client.listPets()
+  await client.listPets()
+  const error = await failure(client.listPets())
+  assert.deepEqual({ status: error.status, code: error.code, hasRequestId: typeof error.requestId === 'string' }, { status: 429, code: 'rate_limited', hasRequestId: true })
+  assert.match(error.message, /^This API key has used its 2 requests of the current minute/)
+  assert.ok(error.retryAfterSeconds !== undefined && error.retryAfterSeconds >= 1 && error.retryAfterSeconds <= 60, `Retry-After ${error.retryAfterSeconds}`)
+  assert.deepEqual(attempts, [200, 200, 429])
+  const metrics = await (await fetch(`${origin}/metrics`)).text()
+  assert.match(metrics, /^petstore_rate_limited_total 1$/m)
+})
