@@ -234,6 +234,6 @@ export async function main (argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  const code = await main(process.argv.slice(2))
-  if (!process.argv.slice(2).includes('serve')) process.exitCode = code
+  // `serve` returns once listening and keeps running; its exit comes from the signal handlers.
+  process.exitCode = await main(process.argv.slice(2))
 }
