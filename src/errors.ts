@@ -36,8 +36,7 @@ const CODE_BY_STATUS = new Map<number, ErrorCode>(
 const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than the limit of 16 KiB.',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'The request body must be application/json.',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'The Content-Length header does not match the body.',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'The request body is empty; a JSON object is required.'
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'The Content-Length header does not match the body.'
 }
 
 /** Messages can quote the request (a path, a parser's complaint): cut them to the documented bound. */

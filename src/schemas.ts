@@ -47,9 +47,6 @@ export const NewPetSchema = Type.Object({
   description: 'An animal to add. When `status` is omitted the pet has no status. Fields not listed here are ignored and never stored.'
 })
 
-/** The body as validated: categoryId is a JS number here; its exact value is read from the source text. */
-export type NewPetBody = Static<typeof NewPetSchema>
-
 export const PetSchema = Type.Object({
   id: Type.Unsafe<bigint>({ ...Int64, description: 'Unique identifier assigned by the service on creation.', examples: [1] }),
   name: petName,

@@ -105,21 +105,11 @@ export class PostgresStore implements Store {
   }
 
   /** A transaction holding the pet insert lock of this schema until it commits. */
-  async #insertTransaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#connect()
-    try {
-      await client.query('BEGIN')
+  #insertTransaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.#transaction(async (client) => {
       await client.query({ name: 'petstore_insert_lock', text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [PET_INSERT_LOCK, this.#target.schema ?? ''] })
-      const result = await work(client)
-      await client.query('COMMIT')
-      client.release()
-      return result
-    } catch (error) {
-      const outage = isOutage(error)
-      if (!outage) await client.query('ROLLBACK').catch(() => {})
-      client.release(outage)
-      throw outage ? unavailable(this.#target, this.#options, error) : error
-    }
+      return await work(client)
+    })
   }
 
   async #connect (): Promise<pg.PoolClient> {
@@ -260,11 +250,11 @@ export class PostgresStore implements Store {
   }
 
   /** Runs work inside BEGIN … COMMIT on one pooled connection; any error rolls it back. */
-  async #transaction<T> (work: (query: (text: string, values?: unknown[]) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> {
+  async #transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#connect()
     try {
       await client.query('BEGIN')
-      const result = await work((text, values = []) => client.query(text, values))
+      const result = await work(client)
       await client.query('COMMIT')
       client.release()
       return result
@@ -291,11 +281,11 @@ export class PostgresStore implements Store {
   }
 
   async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
-    return this.#transaction(async (query) => {
-      const { rows: [old] } = await query(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
+    return this.#transaction(async (client) => {
+      const { rows: [old] } = await client.query(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
         [oldExpiresAt, oldId, now])
       if (!old) return undefined
-      const { rows: [created] } = await query(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+      const { rows: [created] } = await client.query(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
         [newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null])
       return { created: keyFromRow(created as KeyRow), old: keyFromRow(old as KeyRow) }
     })
