@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import pino from 'pino'
 import type { Config } from './config.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -20,12 +21,30 @@ export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>): FastifyServer
   }
 }
 
+// A log line is written within this many milliseconds, or as soon as 4 KiB are waiting.
+const LOG_FLUSH_MS = 100
+const LOG_BATCH_BYTES = 4096
+
+/**
+ * Standard output, written in batches: one write per line costs a system call per request,
+ * a tenth of what the service spends on a small answer. Lines wait at most LOG_FLUSH_MS, and
+ * whatever is waiting is written when the process exits, also on a fatal error; only a
+ * SIGKILL can lose the last LOG_FLUSH_MS of lines.
+ */
+export function batchedStdout (): NodeJS.WritableStream {
+  const destination = pino.destination({ dest: 1, sync: true, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS })
+  process.once('exit', () => destination.flushSync())
+  return destination as unknown as NodeJS.WritableStream
+}
+
 /** One line per request: id, method, route template, status, duration, key id. Never the key. */
 export function requestLogging (app: FastifyInstance) {
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks in callback form here and in the other per-request plugins: no promise per hook.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info({
       method: request.method,
       route: request.routeOptions.url ?? null,
@@ -35,5 +54,6 @@ export function requestLogging (app: FastifyInstance) {
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       keyId: request.apiKeyId ?? null
     }, 'request')
+    done()
   })
 }

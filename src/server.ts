@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.ts'
 import { ensureFirstKey } from './bootstrap.ts'
 import { loadConfig, type Config } from './config.ts'
+import { batchedStdout } from './logging.ts'
 import { connectRedis } from './redis.ts'
 import { openStore, poolOptions } from './store/index.ts'
 
@@ -18,7 +19,7 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
     process.stderr.write(`\nFirst API key (shown once, keep it): ${firstKey}\n` +
       'Make more with: npm run --silent petstore -- keys create --name NAME\n\n')
   }
-  const app = await buildApp({ config, store, redis })
+  const app = await buildApp({ config, store, redis, logStream: batchedStdout() })
   if (firstKey) app.log.info({ prefix: firstKey.slice(0, 12) }, 'created the first API key; it was printed once on stderr')
   await app.listen({ port: config.PORT, host: config.HOST })
   closeOnSignals(app, config)

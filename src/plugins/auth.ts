@@ -42,7 +42,8 @@ export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: numb
     return answer
   }
   return async function authenticate (request: FastifyRequest, reply: FastifyReply) {
-    await limits?.admit(request, reply)
+    const admitted = limits?.admit(request, reply)
+    if (admitted) await admitted
     // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
     const header = request.headers.authorization?.trim()
     if (!header) throw await reject(request, reply, MISSING_KEY)

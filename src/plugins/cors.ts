@@ -10,6 +10,7 @@ export const CORS_EXPOSED_HEADERS = [
   'Location', 'Link', 'Deprecation', 'Sunset', 'Retry-After', 'RateLimit', 'RateLimit-Policy',
   'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'
 ]
+const EXPOSED_HEADERS = CORS_EXPOSED_HEADERS.join(', ')
 const PREFLIGHT_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, HEAD, POST',
@@ -22,14 +23,19 @@ function isApiPath (url: string): boolean {
 }
 
 export const cors = fp(async function cors (app: FastifyInstance) {
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.method !== 'OPTIONS' || !isApiPath(request.url)) return
-    if (request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined) return
-    return reply.code(204).headers(PREFLIGHT_HEADERS).send()
+  // Callback-form hooks: no promise per request. A hook that answers does not call done.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'OPTIONS' && isApiPath(request.url) && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined) {
+      reply.code(204).headers(PREFLIGHT_HEADERS).send()
+      return
+    }
+    done()
   })
-  app.addHook('onSend', async (request, reply) => {
-    if (!isApiPath(request.url) || reply.hasHeader('access-control-allow-origin')) return
-    reply.header('access-control-allow-origin', '*')
-    reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS.join(', '))
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (isApiPath(request.url) && !reply.hasHeader('access-control-allow-origin')) {
+      reply.header('access-control-allow-origin', '*')
+      reply.header('access-control-expose-headers', EXPOSED_HEADERS)
+    }
+    done(null, payload)
   })
 }, { name: 'cors' })

@@ -23,12 +23,12 @@ export const lifecycle = fp(async function lifecycle (app: FastifyInstance) {
   app.decorate('startDraining', () => { draining = true })
   app.decorate('isDraining', () => draining || closing)
   app.addHook('preClose', async () => { closing = true })
-  app.addHook('onRequest', async () => {
-    if (closing) {
-      throw new ApiError('unavailable', 'The server is shutting down; retry the request.', { headers: { 'retry-after': '1' } })
-    }
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (closing) done(new ApiError('unavailable', 'The server is shutting down; retry the request.', { headers: { 'retry-after': '1' } }))
+    else done()
   })
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (draining || closing) reply.header('connection', 'close')
+    done(null, payload)
   })
 }, { name: 'lifecycle' })

@@ -86,7 +86,7 @@ export function instrumentStore (store: Store, duration: Metrics['storeDuration'
 
 /** Counts every answer by route template (never the raw URL, which would grow without bound). */
 export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }) {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const labels = { route: request.routeOptions.url ?? 'unmatched', method: request.method, status: String(reply.statusCode) }
     metrics.httpRequests.inc(labels)
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000)
@@ -95,6 +95,7 @@ export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstan
     if (reply.statusCode === 201 && labels.route === '/v1/pets' && request.method === 'POST' && !reply.hasHeader('idempotent-replayed')) {
       metrics.petsCreated.inc()
     }
+    done()
   })
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

@@ -20,8 +20,8 @@ export interface RateLimitSettings {
 
 /** The calls the bearer check makes around its verdict. */
 export interface AuthLimits {
-  /** Before the key is looked up: 429 when this IP has used up its failed-auth budget. */
-  admit(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  /** Before the key is looked up: 429 when this IP has used up its failed-auth budget. Synchronous when the counters are in memory. */
+  admit(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined
   /** After a failed check: counts it against the IP. */
   rejected(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** After a successful check: counts the request against the key; 429 over budget. */
@@ -39,6 +39,8 @@ function policy (name: string, quota: number) {
   return { name, header: `"${name}";q=${quota};w=${WINDOW_MS / 1000}` }
 }
 
+const addressKey = (request: FastifyRequest) => `failed-auth:${normalizeIP(request.ip)}`
+
 function tooMany (seconds: number, message: string): ApiError {
   return new ApiError('rate_limited', message, { headers: { 'retry-after': String(Math.max(1, seconds)) } })
 }
@@ -50,7 +52,7 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
     cache: LOCAL_CACHE_ENTRIES,
     // One counter store, two budgets: a request counts against its key once authenticated,
     // against its address before that.
-    keyGenerator: (request) => request.apiKeyId === undefined ? `failed-auth:${normalizeIP(request.ip)}` : `key:${request.apiKeyId}`,
+    keyGenerator: (request) => request.apiKeyId === undefined ? addressKey(request) : `key:${request.apiKeyId}`,
     max: (_request, key) => key.startsWith('key:') ? settings.perKeyPerMinute : settings.failedAuthPerMinute,
     ...(settings.redis ? { redis: settings.redis, nameSpace: `${settings.redisKeyPrefix}rate-limit:` } : {})
   })
@@ -74,17 +76,39 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
     if (state) reply.header('ratelimit', `"${name}";r=${state.remaining};t=${state.ttlInSeconds}`)
   }
 
+  function refuseAddress (reply: FastifyReply, state: Pick<LimiterState, 'remaining' | 'ttlInSeconds'>): never {
+    announce(reply, failedAuth.name, failedAuth.header, state as LimiterState)
+    throw tooMany(state.ttlInSeconds, 'Too many requests from this address failed authentication; retry after the time in Retry-After.')
+  }
+
+  // With the counters in this process, only rejected() below can use up an address's budget,
+  // so it notes when a budget runs out, and the gate that every request passes is a map lookup
+  // instead of a read of the counter store. With Redis, other instances count too: the gate
+  // asks the store.
+  const blockedUntil = new Map<string, number>()
+
   return {
-    async admit (request, reply) {
-      const state = await consult(request, () => limiter(request, { increment: false }))
-      if (state && state.remaining === 0) {
-        announce(reply, failedAuth.name, failedAuth.header, state)
-        throw tooMany(state.ttlInSeconds, 'Too many requests from this address failed authentication; retry after the time in Retry-After.')
+    admit (request, reply) {
+      if (settings.redis) {
+        return consult(request, () => limiter(request, { increment: false })).then((state) => {
+          if (state && state.remaining === 0) refuseAddress(reply, state)
+        })
       }
+      if (blockedUntil.size === 0) return
+      const address = addressKey(request)
+      const until = blockedUntil.get(address)
+      if (until === undefined) return
+      const left = until - Date.now()
+      if (left <= 0) blockedUntil.delete(address)
+      else refuseAddress(reply, { remaining: 0, ttlInSeconds: Math.ceil(left / 1000) })
     },
     async rejected (request, reply) {
       const state = await consult(request, () => limiter(request))
       announce(reply, failedAuth.name, failedAuth.header, state)
+      if (!settings.redis && state?.remaining === 0) {
+        if (blockedUntil.size >= LOCAL_CACHE_ENTRIES) blockedUntil.clear()
+        blockedUntil.set(addressKey(request), Date.now() + state.ttl)
+      }
     },
     async accepted (request, reply) {
       if (settings.perKeyPerMinute === 0) return

@@ -17,12 +17,14 @@ export const SECURITY_HEADERS: Record<string, string> = {
 const JSON_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'"
 
 export const securityHeaders = fp(async function securityHeaders (app: FastifyInstance) {
-  app.addHook('onSend', async (_request, reply) => {
+  // Callback form: no promise per request.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.headers(SECURITY_HEADERS)
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
     const type = reply.getHeader('content-type')
     if (typeof type === 'string' && type.startsWith('application/json') && !reply.hasHeader('content-security-policy')) {
       reply.header('content-security-policy', JSON_CONTENT_SECURITY_POLICY)
     }
+    done(null, payload)
   })
 }, { name: 'security-headers' })

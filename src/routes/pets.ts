@@ -106,15 +106,25 @@ export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions
   const sunsetHeader = options.sunsetAt.toUTCString()
   const deprecationHeader = `@${Math.floor(options.deprecatedAt.getTime() / 1000)}`
   const sunsetMs = options.sunsetAt.getTime()
+  // Almost every answer names the same base address: its Link value is made once.
+  const deprecationLinks = new Map<string, string>()
+  const deprecationLink = (base: string) => {
+    let link = deprecationLinks.get(base)
+    if (link === undefined) {
+      link = `<${base}/pets>; rel="successor-version", <${base.replace(/\/v1$/, '')}/docs#${GET_PET_DOCS_FRAGMENT}>; rel="deprecation"; type="text/html"`
+      if (deprecationLinks.size < 100) deprecationLinks.set(base, link)
+    }
+    return link
+  }
 
   app.get<{ Params: PetIdParams }>('/pets/:petId', {
     schema: getPetSchema(options.sunsetAt),
     // onSend runs for every answer of this route, errors and 401s included.
-    onSend: async (request: FastifyRequest, reply: FastifyReply) => {
-      const base = baseUrl(request, publicUrl)
+    onSend: (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
       reply.header('deprecation', deprecationHeader)
       reply.header('sunset', sunsetHeader)
-      reply.header('link', `<${base}/pets>; rel="successor-version", <${base.replace(/\/v1$/, '')}/docs#${GET_PET_DOCS_FRAGMENT}>; rel="deprecation"; type="text/html"`)
+      reply.header('link', deprecationLink(baseUrl(request, publicUrl)))
+      done(null, payload)
     },
     preValidation: async () => {
       if (now() >= sunsetMs) throw new ApiError('gone', `getPet was removed on ${sunsetHeader}; use GET /pets with the status filter.`)
