@@ -1,12 +1,12 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import type { NewPet, Pet, PetStatus } from '../schemas.ts'
 import { GroupCommit } from './group-commit.ts'
 import { loadMigrations } from './migrations.ts'
+import { openDatabase } from './sqlite-open.ts'
+import { petFromRow, PetWrites, type PetRow, type PetWrite } from './sqlite-pet-writes.ts'
+import { SqliteWriter } from './sqlite-writer.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from './types.ts'
 
-interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus | null }
 /** The same columns read as an array: cheaper than an object per row on the list path. */
 type PetTuple = [bigint, string, bigint, PetStatus | null]
 
@@ -23,12 +23,6 @@ interface KeyRow {
   last_used_at: string | null
   revoked_at: string | null
   expires_at: string | null
-}
-
-export function petFromRow (row: PetRow): Pet {
-  const pet: Pet = { id: BigInt(row.id), name: row.name, categoryId: BigInt(row.category_id) }
-  if (row.status !== null) pet.status = row.status
-  return pet
 }
 
 export function keyFromRow (row: KeyRow): ApiKeyRecord {
@@ -50,30 +44,6 @@ export function sqlitePath (url: string): string {
   return path
 }
 
-/**
- * Opens the file, creating its directory. A failure (a path under a file, a directory, a file
- * that is not SQLite) names the setting, since that is what an operator fixes.
- */
-function openDatabase (path: string): DatabaseSync {
-  let db: DatabaseSync | undefined
-  try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-    db = new DatabaseSync(path)
-    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
-    // acknowledged 201 survives a crash or a power cut. The busy timeout covers the CLI
-    // writing while the server runs; it is short because node:sqlite waits synchronously,
-    // holding the whole event loop: past it a write answers 503 and the caller retries.
-    db.exec('PRAGMA busy_timeout = 250')
-    db.exec('PRAGMA journal_mode = WAL')
-    db.exec('PRAGMA synchronous = FULL')
-    db.exec('PRAGMA foreign_keys = ON')
-    return db
-  } catch (error) {
-    if (db?.isOpen) db.close()
-    throw new Error(`DATABASE_URL sqlite:${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`)
-  }
-}
-
 // Read once: /readyz asks on every probe.
 const LATEST_MIGRATION = loadMigrations('sqlite').at(-1)?.version ?? 0
 const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
@@ -91,23 +61,31 @@ export class SqliteStore implements Store {
   readonly idsFollowCommitOrder = true
   readonly #db: DatabaseSync
   readonly #statements = new Map<string, StatementSync>()
-  readonly #writes: GroupCommit
+  readonly #petWriter: PetWriter
   readonly #dataVersion: StatementSync
-  #ownKeyWrites = 0
+  #lastDataVersion = 0
+  #version = 0
 
   constructor (path: string) {
     this.#db = openDatabase(path)
-    this.#writes = new GroupCommit(this.#db)
+    // Pets are written by a thread of their own, with its own connection (see SqliteWriter);
+    // an in-memory database exists on one connection only, so there they are written here.
+    this.#petWriter = path === ':memory:' ? inThreadWriter(this.#db) : new SqliteWriter(path)
     this.#dataVersion = this.#db.prepare('PRAGMA data_version')
     this.#dataVersion.setReturnArrays(true)
   }
 
   /**
-   * Changes whenever another connection (the CLI, another process) has committed, and when
-   * this one changed a key: caches of keys stay exact without a time bound.
+   * Changes whenever another connection (the writer thread, the CLI, another process) has
+   * committed, and when this one changed a key: caches of keys stay exact without a time bound.
    */
   dataVersion (): number {
-    return (this.#dataVersion.get() as unknown as [number])[0] * 1_000_000 + this.#ownKeyWrites
+    const external = (this.#dataVersion.get() as unknown as [number])[0]
+    if (external !== this.#lastDataVersion) {
+      this.#lastDataVersion = external
+      this.#version++
+    }
+    return this.#version
   }
 
   /** Statements are prepared once and reused; int64 columns come back as bigint. */
@@ -117,6 +95,16 @@ export class SqliteStore implements Store {
       statement = this.#db.prepare(sql)
       statement.setReadBigInts(true)
       this.#statements.set(sql, statement)
+    }
+    return statement
+  }
+
+  /** Returns rows as arrays; set once, when the statement is first prepared. */
+  #tuples (sql: string): StatementSync {
+    let statement = this.#statements.get(sql)
+    if (!statement) {
+      statement = this.#statement(sql)
+      statement.setReturnArrays(true)
     }
     return statement
   }
@@ -157,35 +145,11 @@ export class SqliteStore implements Store {
   }
 
   createPet (pet: NewPet): Promise<Pet> {
-    const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
-    return this.#writes.run(() => {
-      const { id } = insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
-      return { id, ...pet }
-    })
+    return this.#petWriter.run({ op: 'createPet', pet })
   }
 
   createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
-    // One synchronous step of a group-commit transaction: no other write runs in between (a
-    // second request with the same key, even in the same batch, finds this record), other
-    // processes wait for the write lock, and the pet and its record commit or vanish together.
-    return this.#writes.run((): IdempotentCreate => {
-      const existing = this.#statement('SELECT fingerprint, pet_id, expires_at FROM idempotency_records WHERE api_key_id = ? AND idempotency_key = ?')
-        .get(claim.apiKeyId, claim.key) as { fingerprint: string, pet_id: bigint, expires_at: string } | undefined
-      if (existing && existing.expires_at > claim.now) {
-        if (existing.fingerprint !== claim.fingerprint) return { outcome: 'conflict' }
-        const row = this.#statement('SELECT id, name, category_id, status FROM pets WHERE id = ?').get(existing.pet_id)
-        return { outcome: 'replayed', pet: petFromRow(row as unknown as PetRow) }
-      }
-      const row = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status')
-        .get(pet.name, pet.categoryId, pet.status ?? null) as unknown as PetRow
-      // An expired record is replaced: the key starts a new life with this request.
-      this.#statement(`INSERT INTO idempotency_records (api_key_id, idempotency_key, fingerprint, pet_id, created_at, expires_at)
-        VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT (api_key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id,
-          created_at = excluded.created_at, expires_at = excluded.expires_at`)
-        .run(claim.apiKeyId, claim.key, claim.fingerprint, row.id, claim.now, claim.expiresAt)
-      return { outcome: 'created', pet: petFromRow(row) }
-    })
+    return this.#petWriter.run({ op: 'createPetIdempotently', pet, claim })
   }
 
   async deleteExpiredIdempotencyRecords (now: string): Promise<number> {
@@ -203,12 +167,6 @@ export class SqliteStore implements Store {
       ? this.#tuples(SQLITE_HOT_QUERIES.listPets).all(after, limit)
       : this.#tuples(SQLITE_HOT_QUERIES.listPetsByStatus).all(status, after, limit)
     return (rows as unknown as PetTuple[]).map(petFromTuple)
-  }
-
-  #tuples (sql: string): StatementSync {
-    const statement = this.#statement(sql)
-    statement.setReturnArrays(true)
-    return statement
   }
 
   async countPets (): Promise<number> {
@@ -231,7 +189,7 @@ export class SqliteStore implements Store {
   }
 
   async revokeApiKey (id: number): Promise<boolean> {
-    this.#ownKeyWrites++
+    this.#version++
     const result = this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(new Date().toISOString(), id)
     return Number(result.changes) > 0
   }
@@ -246,7 +204,7 @@ export class SqliteStore implements Store {
 
   async insertPets (pets: NewPet[]): Promise<number> {
     const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
-    // Synchronous from BEGIN to COMMIT, so no group commit can interleave on this connection.
+    // Synchronous from BEGIN to COMMIT on this connection; the writer thread waits for the lock.
     return this.#transaction(() => {
       for (const pet of pets) insert.run(pet.name, pet.categoryId, pet.status ?? null)
       return pets.length
@@ -254,7 +212,7 @@ export class SqliteStore implements Store {
   }
 
   async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
-    this.#ownKeyWrites++
+    this.#version++
     return this.#transaction(() => {
       const usable = this.#statement('SELECT id FROM api_keys WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)').get(oldId, now)
       if (!usable) return undefined
@@ -267,6 +225,22 @@ export class SqliteStore implements Store {
   }
 
   async close (): Promise<void> {
+    await this.#petWriter.close()
     if (this.#db.isOpen) this.#db.close()
+  }
+}
+
+interface PetWriter {
+  run<T>(write: PetWrite): Promise<T>
+  close(): Promise<void>
+}
+
+function inThreadWriter (db: DatabaseSync): PetWriter {
+  let writes: PetWrites | undefined
+  const commits = new GroupCommit(db)
+  return {
+    // Prepared at the first write: the tables exist only once migrations have run.
+    run: (write) => commits.run(() => (writes ??= new PetWrites(db)).apply(write)) as Promise<any>,
+    close: async () => {}
   }
 }

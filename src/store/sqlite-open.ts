@@ -1,0 +1,28 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+
+/**
+ * Opens the file, creating its directory. A failure (a path under a file, a directory, a file
+ * that is not SQLite) names the setting, since that is what an operator fixes. Used by the
+ * store's own connection and by its writer thread: both must see the same settings.
+ */
+export function openDatabase (path: string): DatabaseSync {
+  let db: DatabaseSync | undefined
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    db = new DatabaseSync(path)
+    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
+    // acknowledged 201 survives a crash or a power cut. The busy timeout covers the CLI
+    // writing while the server runs; it is short because node:sqlite waits synchronously,
+    // holding its thread: past it a write answers 503 and the caller retries.
+    db.exec('PRAGMA busy_timeout = 250')
+    db.exec('PRAGMA journal_mode = WAL')
+    db.exec('PRAGMA synchronous = FULL')
+    db.exec('PRAGMA foreign_keys = ON')
+    return db
+  } catch (error) {
+    if (db?.isOpen) db.close()
+    throw new Error(`DATABASE_URL sqlite:${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
