@@ -1,4 +1,5 @@
-import { createReadStream, statSync } from 'node:fs'
+import { createReadStream, existsSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { exportPets, importPets } from './cli-pets.ts'
 import { loadConfig } from './config.ts'
@@ -6,7 +7,8 @@ import { generateApiKey } from './keys.ts'
 import { createProgress } from './progress.ts'
 import { PET_STATUSES, type PetStatus } from './schemas.ts'
 import { serve, startFailure } from './server.ts'
-import { openStore, poolOptions } from './store/index.ts'
+import { describeCause, redactUrl } from './store/errors.ts'
+import { openStore, poolOptions, StoreUnavailableError } from './store/index.ts'
 import type { ApiKeyRecord, Store } from './store/types.ts'
 
 /** Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong. */
@@ -19,6 +21,11 @@ interface Command {
   options?: ParseArgsConfig['options']
   /** How many words may follow the command (the id of keys revoke); more is a usage error. */
   positionals?: number
+  /**
+   * The command only reads or changes data that must already be there, so it never creates a
+   * database or migrates one: a mistyped DATABASE_URL is an error, not an empty answer.
+   */
+  needsExistingDatabase?: boolean
   run(args: { values: Record<string, unknown>, positionals: string[], store: () => Promise<Store> }): Promise<void>
 }
 
@@ -99,10 +106,10 @@ const COMMANDS: Record<string, Command> = {
   'keys list': {
     usage: 'keys list [--json]',
     summary: 'List keys: id, name, prefix, created, last used, state. Never the secret.',
+    needsExistingDatabase: true,
     options: { json },
     async run ({ values, store }) {
       const s = await store()
-      await s.migrate()
       const keys = await s.listApiKeys()
       if (values.json) return print(JSON.stringify(keys))
       print(['id', 'name', 'prefix', 'created', 'last used', 'state'].join('\t'))
@@ -112,12 +119,12 @@ const COMMANDS: Record<string, Command> = {
   'keys revoke': {
     usage: 'keys revoke ID [--json]',
     summary: 'Revoke a key at once. Revoking a revoked key is not an error.',
+    needsExistingDatabase: true,
     options: { json },
     positionals: 1,
     async run ({ values, positionals, store }) {
       const id = positiveId(positionals[0])
       const s = await store()
-      await s.migrate()
       if (!await s.revokeApiKey(id)) throw new Failure(`no key has id ${id}`)
       print(values.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
     }
@@ -125,6 +132,7 @@ const COMMANDS: Record<string, Command> = {
   'keys rotate': {
     usage: 'keys rotate ID [--keep-old-until ISO | --grace DURATION] [--json]',
     summary: `Issue a key with the same name and print it alone on stdout; the old key keeps working until the given time, or for --grace (${DEFAULT_GRACE} by default).`,
+    needsExistingDatabase: true,
     options: { 'keep-old-until': { type: 'string' }, grace: { type: 'string' }, json },
     positionals: 1,
     async run ({ values, positionals, store }) {
@@ -132,7 +140,6 @@ const COMMANDS: Record<string, Command> = {
       const now = Date.now()
       const expiresAt = oldKeyExpiry(values, now)
       const s = await store()
-      await s.migrate()
       const old = (await s.listApiKeys()).find((key) => key.id === id)
       if (!old) throw new Failure(`no key has id ${id}`)
       const generated = generateApiKey()
@@ -175,11 +182,11 @@ const COMMANDS: Record<string, Command> = {
   'pets export': {
     usage: 'pets export [--status STATUS]',
     summary: 'Write every pet (with that status) to stdout as JSON Lines, in id order, int64 exact. The summary goes to stderr.',
+    needsExistingDatabase: true,
     options: { status: { type: 'string' } },
     async run ({ values, store }) {
       const status = petStatus(values.status)
       const s = await store()
-      await s.migrate()
       const total = status === undefined ? await s.countPets() : undefined
       const exported = await exportPets(s, process.stdout, { status, progress: createProgress(process.stderr, total, 'pets') })
       process.stderr.write(`exported ${count(exported, 'pet')}\n`)
@@ -187,10 +194,32 @@ const COMMANDS: Record<string, Command> = {
   }
 }
 
+const MIGRATE_FIRST = 'check it, or start the server or run "npm run --silent petstore -- migrate" first'
+
+/** Opening a SQLite path creates the file (and the CLI's store its folder): look before opening. */
+async function refuseMissingSqliteFile (url: string): Promise<void> {
+  if (!url.startsWith('sqlite:')) return
+  const { sqlitePath } = await import('./store/sqlite.ts')
+  const path = sqlitePath(url)
+  if (path !== ':memory:' && !existsSync(path)) throw new Failure(`DATABASE_URL ${url} names no database (no file at ${resolve(path)}): ${MIGRATE_FIRST}`)
+}
+
+/** An unmigrated database would answer "no keys" or "no such key"; say what is wrong instead. */
+async function requireMigratedSchema (store: Store, url: string): Promise<void> {
+  try {
+    await store.checkReady()
+  } catch (error) {
+    // An unreachable database is a different problem, and its message already names it.
+    if (error instanceof StoreUnavailableError) throw error
+    throw new Failure(`DATABASE_URL ${redactUrl(url)} is not a migrated petstore database (${describeCause(error)}): ${MIGRATE_FIRST}`)
+  }
+}
+
 function helpText (): string {
   const lines = ['Usage: npm run --silent petstore -- <command> [options]', '', 'Commands:']
   for (const command of Object.values(COMMANDS)) lines.push(`  ${command.usage}`, `      ${command.summary}`)
-  lines.push('', 'Every command reads DATABASE_URL (default sqlite:./data/petstore.db).',
+  lines.push('', 'Every command reads DATABASE_URL (default sqlite:./data/petstore.db). serve, migrate, keys create and',
+    'pets import create and migrate the database when needed; the other commands need a migrated one.',
     'Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.')
   return lines.join('\n')
 }
@@ -218,7 +247,10 @@ export async function main (argv: string[]): Promise<number> {
     const store = async () => {
       if (opened) return opened
       const config = loadConfig(process.env)
-      return (opened = await openStore(config.DATABASE_URL, poolOptions(config)))
+      if (command.needsExistingDatabase) await refuseMissingSqliteFile(config.DATABASE_URL)
+      opened = await openStore(config.DATABASE_URL, poolOptions(config))
+      if (command.needsExistingDatabase) await requireMigratedSchema(opened, config.DATABASE_URL)
+      return opened
     }
     await command.run({ values, positionals, store })
     return 0

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import { runCli, startServer, tempDir, type CliResult } from './processes.ts'
 
@@ -54,6 +56,46 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
   })
 })
 
+describe('petstore commands that only read or change data, on a DATABASE_URL with no petstore database', () => {
+  const RUN_MIGRATE_FIRST = 'check it, or start the server or run "npm run --silent petstore -- migrate" first'
+
+  // A mistyped DATABASE_URL must not answer from a new, empty database ("no keys", "no such key").
+  const MISSING: Array<{ args: string[], folder: string }> = [
+    { args: ['keys', 'list'], folder: '' },
+    { args: ['keys', 'revoke', '1'], folder: 'not-made' },
+    { args: ['keys', 'rotate', '1'], folder: '' },
+    { args: ['pets', 'export'], folder: 'not-made' }
+  ]
+  for (const { args, folder } of MISSING) {
+    test(`petstore ${args.join(' ')} exits 1 with one line and creates nothing`, async (t) => {
+      const path = join(tempDir(t), folder, 'petsore.db')
+      const run = await runCli(args, { DATABASE_URL: `sqlite:${path}` })
+      assert.deepEqual(run, {
+        code: 1,
+        stdout: '',
+        stderr: `petstore ${args.slice(0, 2).join(' ')}: DATABASE_URL sqlite:${path} names no database (no file at ${resolve(path)}): ${RUN_MIGRATE_FIRST}\n`
+      })
+      assert.equal(existsSync(path), false, 'the database file was created')
+      if (folder) assert.equal(existsSync(join(path, '..')), false, 'the folder of the database file was created')
+    })
+  }
+
+  test('keys list and keys revoke on a SQLite file that was never migrated exit 1 with one line, and migrate nothing', async (t) => {
+    const path = join(tempDir(t), 'petstore.db')
+    new DatabaseSync(path).close()
+    for (const args of [['keys', 'list'], ['keys', 'revoke', '1']]) {
+      assert.deepEqual(await runCli(args, { DATABASE_URL: `sqlite:${path}` }), {
+        code: 1,
+        stdout: '',
+        stderr: `petstore ${args.slice(0, 2).join(' ')}: DATABASE_URL sqlite:${path} is not a migrated petstore database (no such table: schema_migrations): ${RUN_MIGRATE_FIRST}\n`
+      })
+    }
+    const db = new DatabaseSync(path)
+    t.after(() => db.close())
+    assert.deepEqual(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all(), [], 'no table was created')
+  })
+})
+
 describe('petstore with bad arguments', () => {
   const usage = (command: string) => `Usage: npm run --silent petstore -- ${command}\n`
   const CASES: Array<{ args: string[], code: number, stderr: string | RegExp }> = [
@@ -70,6 +112,8 @@ describe('petstore with bad arguments', () => {
 
   test('exit 2 with a message and the usage on stderr (1 when the operation itself fails), and write nothing to stdout', async (t) => {
     const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    // keys revoke needs a database to look the id up in.
+    assert.equal((await runCli(['migrate'], { DATABASE_URL: databaseUrl })).code, 0)
     // Two at a time: each is a whole Node process, and the machine is shared.
     const runs: CliResult[] = []
     for (let i = 0; i < CASES.length; i += 2) {

@@ -4,12 +4,15 @@ import type { ValidateFunction } from 'ajv'
 
 /**
  * Checks an HTTP answer against an OpenAPI 3.1 document: the status must be documented for the
- * operation and the body must match its schema. Answers for paths or methods the document does
- * not have (404, 405) must still be the Error body.
+ * operation (for HEAD, the GET operation's) and the body must match its schema (a HEAD answer
+ * must have none). Answers for paths or methods the document does not have (404, 405) must
+ * still be the Error body.
  */
 
+interface Operation { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }
+
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>
+  paths: Record<string, Record<string, Operation>>
   servers?: Array<{ url: string }>
 }
 
@@ -33,13 +36,22 @@ export function createResponseValidator (document: OpenApiDocument, basePath = '
     pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$')
   }))
 
+  /** The response key the document has for this status ('default' as the fallback), or undefined. */
+  const documentedKey = (operation: Operation, status: number) =>
+    String(status) in operation.responses ? String(status) : 'default' in operation.responses ? 'default' : undefined
+
   return function validateResponse ({ method, url, status, contentType, body }: ValidationTarget): string[] {
     const path = url.split('?')[0]!
     const relative = path.startsWith(basePath + '/') ? path.slice(basePath.length) : undefined
     const template = relative === undefined ? undefined : templates.find((t) => t.pattern.test(relative))?.template
-    const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()
+    // HEAD is GET without the body: its status must be one the GET operation documents.
+    const isHead = method.toUpperCase() === 'HEAD'
+    const verb = isHead ? 'get' : method.toLowerCase()
     const operation = template ? document.paths[template]?.[verb] : undefined
-    if (method.toUpperCase() === 'HEAD') return body === '' ? [] : ['HEAD answer has a body']
+    const key = operation && documentedKey(operation, status)
+    if (operation && !key) return [`${method} ${template} has no documented ${status} answer`]
+    if (!operation && status < 400) return [`${method} ${path} → ${status}: not an operation of the document`]
+    if (isHead) return body === '' ? [] : [`${method} ${path} → ${status}: HEAD answer has a body`]
     let parsed: unknown
     try {
       parsed = JSON.parse(body)
@@ -47,15 +59,9 @@ export function createResponseValidator (document: OpenApiDocument, basePath = '
       return [`${method} ${path} → ${status}: body is not JSON`]
     }
     if (!contentType?.startsWith('application/json')) return [`${method} ${path} → ${status}: content-type ${contentType ?? 'missing'}`]
-    let pointer: string
-    if (operation) {
-      const key = String(status) in operation.responses ? String(status) : 'default' in operation.responses ? 'default' : undefined
-      if (!key) return [`${method} ${template} has no documented ${status} answer`]
-      pointer = `/paths/${escape(template!)}/${verb}/responses/${key}/content/application~1json/schema`
-    } else {
-      if (status < 400) return [`${method} ${path} → ${status}: not an operation of the document`]
-      pointer = '/components/schemas/Error'
-    }
+    const pointer = key
+      ? `/paths/${escape(template!)}/${verb}/responses/${key}/content/application~1json/schema`
+      : '/components/schemas/Error'
     const validate = schemaAt(pointer)
     if (validate(parsed)) {
       if (status >= 400 && (parsed as { status?: unknown }).status !== status) return [`Error body status ${(parsed as { status?: unknown }).status} ≠ HTTP ${status}`]
