@@ -41,6 +41,8 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
 
 /** Messages can quote the request (a path, a parser's complaint): cut them to the documented bound. */
 function bounded (text: string, max: number): string {
+  // A string of at most max UTF-16 units has at most max code points: nothing to count.
+  if (text.length <= max) return text
   const chars = [...text]
   return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…'
 }

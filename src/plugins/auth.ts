@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import { ApiError } from '../errors.ts'
+import { errorBody } from '../errors.ts'
 import { API_KEY_PATTERN, hashApiKey } from '../keys.ts'
 import type { ApiKeyRecord, Store } from '../store/types.ts'
 import { KeyCache } from './key-cache.ts'
@@ -16,14 +16,13 @@ const TOUCH_INTERVAL_MS = 60_000
 
 /**
  * RFC 6750 section 3.1: error="invalid_token" only when a bearer token was tried. A request
- * with no credentials, or with another scheme's, gets the bare challenge.
+ * with no credentials, or with another scheme's, gets the bare challenge. Both answers are
+ * made once and sent as they are, without the error handler: a 401 is the cheapest answer
+ * the service gives, and keeps so.
  */
-const unauthorized = (bearerTried: boolean) => new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', {
-  headers: { 'www-authenticate': bearerTried ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"' }
-})
-// Two answers, made once: a 401 is the cheapest answer the service gives, and keeps so.
-const MISSING_KEY = unauthorized(false)
-const INVALID_KEY = unauthorized(true)
+const UNAUTHORIZED_BODY = JSON.stringify(errorBody('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.'))
+const MISSING_KEY = 'Bearer realm="petstore"'
+const INVALID_KEY = 'Bearer realm="petstore", error="invalid_token"'
 
 export function isUsable (key: ApiKeyRecord, now: number): boolean {
   return key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now)
@@ -37,21 +36,21 @@ export function isUsable (key: ApiKeyRecord, now: number): boolean {
 export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number, limits?: AuthLimits): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
   const keys = new KeyCache(store, keyCacheTtlMs)
-  const reject = async (request: FastifyRequest, reply: FastifyReply, answer: ApiError) => {
+  const reject = async (request: FastifyRequest, reply: FastifyReply, challenge: string) => {
     await limits?.rejected(request, reply)
-    return answer
+    return reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY)
   }
   return async function authenticate (request: FastifyRequest, reply: FastifyReply) {
     const admitted = limits?.admit(request, reply)
     if (admitted) await admitted
     // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
     const header = request.headers.authorization?.trim()
-    if (!header) throw await reject(request, reply, MISSING_KEY)
+    if (!header) return await reject(request, reply, MISSING_KEY)
     const token = BEARER.exec(header)?.[1]
-    if (token === undefined || !API_KEY_PATTERN.test(token)) throw await reject(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
+    if (token === undefined || !API_KEY_PATTERN.test(token)) return await reject(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
     const at = now()
     const key = await keys.find(hashApiKey(token), at)
-    if (!key || !isUsable(key, at)) throw await reject(request, reply, INVALID_KEY)
+    if (!key || !isUsable(key, at)) return await reject(request, reply, INVALID_KEY)
     request.apiKeyId = key.id
     await limits?.accepted(request, reply)
     if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
