@@ -8,7 +8,7 @@ import pg from 'pg'
 import { openStore } from '../src/store/index.ts'
 import { runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
 import { seedPets } from './bench/seed.ts'
-import { canPin, pinSelfToCore1, rssMb, startServer, type BenchServer } from './bench/servers.ts'
+import { canPin, pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
 /**
  * npm run bench [-- --quick | --scale | --soak] [--rounds N] [--duration S] [--connections C]
@@ -85,7 +85,7 @@ async function measure (server: BenchServer, scenario: Scenario, pets: number, k
 async function compare () {
   const pets = Number(flags.pets)
   const prepared = await prepareStore(pets)
-  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz')
+  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
   const baseline = await startServer('baseline', 'scripts/bench/baseline.ts', { BENCH_PETS: String(pets) }, '/v1/pets?limit=1')
   const samples = new Map<string, { service: Array<LoadResult & { rss: number }>, baseline: Array<LoadResult & { rss: number }> }>()
   // Warm both up (JIT, caches) before anything counts.
@@ -128,7 +128,7 @@ async function scale () {
   const extra: string[] = []
   for (const size of sizes) {
     const prepared = await prepareStore(size)
-    const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz')
+    const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
     extra.push(`${size} pets: ready in ${fmt(service.startupMs)} ms after spawn`)
     await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)
     for (const scenario of SCALE_SCENARIOS) {
@@ -159,7 +159,7 @@ async function soak () {
   const size = flags.quick ? 10_000 : 1_000_000
   const minutes = flags.quick ? 0.2 : 5
   const prepared = await prepareStore(size)
-  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz')
+  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
   const mix = SCENARIOS.find((s) => s.name === 'mix')!
   await measure(service, mix, size, prepared.key, flags.quick ? 1 : 30)
   const samples: number[] = []
@@ -177,7 +177,7 @@ async function soak () {
   console.log(`\nsoak: ${size} pets, mix at ${connections} connections for ${minutes} min: RSS first quarter ${fmt(first, 1)} MB, last quarter ${fmt(last, 1)} MB, growth ${fmt((last / first - 1) * 100, 1)} %, max ${fmt(Math.max(...samples), 1)} MB`)
 }
 
-console.log(`bench: node ${process.version}, taskset ${canPin ? 'available' : 'unavailable'}`)
+console.log(`bench: node ${process.version}, taskset ${canPin ? 'available' : 'unavailable'}, service started as npm start does: node ${START_FLAGS.join(' ')} src/server.ts`)
 if (flags.scale) await scale()
 else if (flags.soak) await soak()
 else await compare()

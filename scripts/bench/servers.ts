@@ -7,6 +7,12 @@ export interface BenchServer { name: string, url: string, pid: number, startupMs
 
 export const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 
+/** The Node flags of `npm start` (package.json), so the service is measured as operators run it. */
+export const START_FLAGS: string[] = (() => {
+  const start: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts.start
+  return /\bnode ((?:--\S+ )*)src\/server\.ts/.exec(start)?.[1]?.trim().split(' ').filter(Boolean) ?? []
+})()
+
 /** Moves this process (the load generator) to core 1, away from the servers on core 0. */
 export function pinSelfToCore1 (): boolean {
   return canPin && spawnSync('taskset', ['-cp', '1', String(process.pid)]).status === 0
@@ -35,9 +41,9 @@ async function waitReady (url: string, child: ChildProcess, timeoutMs = 60_000):
   throw new Error(`server not ready at ${url}`)
 }
 
-export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string): Promise<BenchServer> {
+export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string, nodeFlags: string[] = []): Promise<BenchServer> {
   const port = await freePort()
-  const command = [process.execPath, script]
+  const command = [process.execPath, ...nodeFlags, script]
   const started = performance.now()
   const child = spawn(canPin ? 'taskset' : command[0]!, canPin ? ['-c', '0', ...command] : command.slice(1), {
     // The same compile cache as npm start: start-up is measured as operators get it.

@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite'
+import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { StoreUnavailableError } from './errors.ts'
 
 interface Pending { work: () => unknown, resolve: (value: any) => void, reject: (error: unknown) => void }
@@ -12,9 +12,20 @@ interface Pending { work: () => unknown, resolve: (value: any) => void, reject: 
 export class GroupCommit {
   readonly #db: DatabaseSync
   #queue: Pending[] = []
+  // Prepared once: parsing the same SQL text for every write in a batch costs more than the write.
+  readonly #begin: StatementSync
+  readonly #commit: StatementSync
+  readonly #savepoint: StatementSync
+  readonly #release: StatementSync
+  readonly #rollbackToSavepoint: StatementSync
 
   constructor (db: DatabaseSync) {
     this.#db = db
+    this.#begin = db.prepare('BEGIN IMMEDIATE')
+    this.#commit = db.prepare('COMMIT')
+    this.#savepoint = db.prepare('SAVEPOINT write')
+    this.#release = db.prepare('RELEASE write')
+    this.#rollbackToSavepoint = db.prepare('ROLLBACK TO write')
   }
 
   run<T> (work: () => T): Promise<T> {
@@ -30,19 +41,19 @@ export class GroupCommit {
     this.#queue = []
     const results: Array<{ ok: true, value: unknown } | { ok: false, error: unknown }> = []
     try {
-      this.#db.exec('BEGIN IMMEDIATE')
+      this.#begin.run()
       for (const { work } of batch) {
-        this.#db.exec('SAVEPOINT write')
+        this.#savepoint.run()
         try {
           results.push({ ok: true, value: work() })
-          this.#db.exec('RELEASE write')
+          this.#release.run()
         } catch (error) {
-          this.#db.exec('ROLLBACK TO write')
-          this.#db.exec('RELEASE write')
+          this.#rollbackToSavepoint.run()
+          this.#release.run()
           results.push({ ok: false, error })
         }
       }
-      this.#db.exec('COMMIT')
+      this.#commit.run()
     } catch (error) {
       if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
       const failure = isBusy(error) ? new StoreUnavailableError('the SQLite database stayed locked by another writer', { cause: error }) : error
