@@ -1,40 +1,43 @@
 import { Ajv } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import { Type, type Static } from 'typebox'
+import type { XStatic } from 'typebox/schema'
 
 /** Every setting the service reads, with its default. Only the entry points read process.env. */
-export const ConfigSchema = Type.Object({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  HOST: Type.String({ pattern: '^\\S+$', default: '127.0.0.1' }),
-  DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/petstore.db' }),
-  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
-  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
-  DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 2000 }),
-  REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
-  REDIS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 2000 }),
-  // The base address ends in /v1, the version segment of the interface.
-  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+/v1/*$' })),
-  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
-  DEPRECATION_DATE: Type.String({ format: 'date-time', default: '2026-01-01T00:00:00Z' }),
-  SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 }),
-  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 }),
-  ANSWER_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 }),
-  SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
-  REDIS_KEY_PREFIX: Type.String({ minLength: 1, maxLength: 100, default: 'petstore:' }),
-  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
-  RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 1000 }),
-  FAILED_AUTH_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, default: 60 }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
-  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
-  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
-  CONNECTIONS_CHECK_INTERVAL_MS: Type.Integer({ minimum: 10, default: 1000 }),
-  MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1024 }),
-  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 })
-})
+export const ConfigSchema = {
+  type: 'object',
+  required: ['PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_CONNECT_TIMEOUT_MS', 'REDIS_TIMEOUT_MS', 'LOG_LEVEL', 'DEPRECATION_DATE', 'SUNSET_DATE', 'SHUTDOWN_TIMEOUT_MS', 'KEY_CACHE_TTL_MS', 'ANSWER_CACHE_ENTRIES', 'SHUTDOWN_DRAIN_MS', 'REDIS_KEY_PREFIX', 'IDEMPOTENCY_TTL_HOURS', 'RATE_LIMIT_PER_MINUTE', 'FAILED_AUTH_LIMIT_PER_MINUTE', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'CONNECTIONS_CHECK_INTERVAL_MS', 'MAX_CONNECTIONS', 'MAX_EVENT_LOOP_DELAY_MS'],
+  properties: {
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+    HOST: { type: 'string', pattern: '^\\S+$', default: '127.0.0.1' },
+    DATABASE_URL: { type: 'string', minLength: 1, default: 'sqlite:./data/petstore.db' },
+    DATABASE_POOL_MAX: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
+    DATABASE_STATEMENT_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 5000 },
+    DATABASE_CONNECT_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 2000 },
+    REDIS_URL: { type: 'string', minLength: 1 },
+    REDIS_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 2000 },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s?#]+/v1/*$' },
+    LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    DEPRECATION_DATE: { type: 'string', format: 'date-time', default: '2026-01-01T00:00:00Z' },
+    SUNSET_DATE: { type: 'string', format: 'date-time', default: '2030-12-05T00:00:00Z' },
+    SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 0, default: 10000 },
+    KEY_CACHE_TTL_MS: { type: 'integer', minimum: 0, default: 1000 },
+    ANSWER_CACHE_ENTRIES: { type: 'integer', minimum: 0, default: 10000 },
+    SHUTDOWN_DRAIN_MS: { type: 'integer', minimum: 0, default: 5000 },
+    REDIS_KEY_PREFIX: { type: 'string', minLength: 1, maxLength: 100, default: 'petstore:' },
+    TRUST_PROXY: { type: 'string', minLength: 1 },
+    IDEMPOTENCY_TTL_HOURS: { type: 'integer', minimum: 1, maximum: 720, default: 24 },
+    RATE_LIMIT_PER_MINUTE: { type: 'integer', minimum: 0, default: 1000 },
+    FAILED_AUTH_LIMIT_PER_MINUTE: { type: 'integer', minimum: 1, default: 60 },
+    REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 10000 },
+    HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 5000 },
+    KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 5000 },
+    CONNECTIONS_CHECK_INTERVAL_MS: { type: 'integer', minimum: 10, default: 1000 },
+    MAX_CONNECTIONS: { type: 'integer', minimum: 1, default: 1024 },
+    MAX_EVENT_LOOP_DELAY_MS: { type: 'integer', minimum: 0, default: 1000 }
+  }
+} as const
 
-export type Config = Static<typeof ConfigSchema>
+export type Config = XStatic<typeof ConfigSchema>
 
 export class ConfigError extends Error {}
 

@@ -1,4 +1,3 @@
-import { Type } from 'typebox'
 import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency.ts'
 import { ListPetsQuerySchema, PetIdParamsSchema } from '../schemas.ts'
 import {
@@ -49,15 +48,19 @@ export function createPetSchema (idempotencyTtlHours: number) {
     summary: 'Add an animal',
     description: 'Adds an animal. `name` and `categoryId` are required; unknown fields are ignored and never stored. `categoryId` is read exactly over the whole int64 range; numeric strings and fractions are rejected.',
     security: [{ bearerAuth: [] }],
-    headers: Type.Object({
-      'Idempotency-Key': Type.Optional(Type.String({
-        pattern: IDEMPOTENCY_KEY_PATTERN,
-        maxLength: 512,
-        description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key, within ${idempotencyTtlHours} hours creates nothing and gets the first answer again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen.`,
-        examples: ['"8e03978e-40d5-43e8-bc93-6894a57f9324"']
-      }))
-    }),
-    body: Type.Ref('NewPet'),
+    headers: {
+      type: 'object',
+      properties: {
+        'Idempotency-Key': {
+          type: 'string',
+          pattern: IDEMPOTENCY_KEY_PATTERN,
+          maxLength: 512,
+          description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key, within ${idempotencyTtlHours} hours creates nothing and gets the first answer again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen.`,
+          examples: ['"8e03978e-40d5-43e8-bc93-6894a57f9324"']
+        }
+      }
+    },
+    body: { $ref: 'NewPet' },
     response: {
       201: answer('Animal added; the body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
       400: error('The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed.'),
