@@ -40,6 +40,9 @@ describe('limits on what one client can make the server do', () => {
     const listed = await app.inject({ url: '/v1/pets', headers: { ...app.auth, origin: 'https://example.com' } })
     assert.equal(listed.headers['access-control-allow-origin'], '*')
     assert.match(String(listed.headers['access-control-expose-headers']), /^Location, Link, .*RateLimit, RateLimit-Policy, Idempotent-Replayed/)
+    // A request that names no origin is not a browser's cross-origin call: no CORS fields.
+    const direct = await app.inject({ url: '/v1/pets', headers: app.auth })
+    assert.deepEqual([direct.statusCode, direct.headers['access-control-allow-origin'], direct.headers['access-control-expose-headers']], [200, undefined, undefined])
     // Without the two preflight headers OPTIONS is an ordinary request: not a method of /pets.
     const plainOptions = await app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: app.auth })
     assert.equal(plainOptions.statusCode, 405)

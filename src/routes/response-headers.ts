@@ -26,7 +26,7 @@ export const corsHeaders = {
   'Access-Control-Allow-Origin': {
     type: 'string',
     enum: ['*'],
-    description: `Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Readable headers: ${CORS_EXPOSED_HEADERS.join(', ')}.`
+    description: `Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with \`Access-Control-Expose-Headers\`, when the request carries \`Origin\`. Readable headers: ${CORS_EXPOSED_HEADERS.join(', ')}.`
   }
 }
 
