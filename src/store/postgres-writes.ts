@@ -17,30 +17,37 @@ import type { NewPet, Pet } from '../schemas.ts'
 
 export const PET_INSERT_LOCK = 0x7065_7470
 
-// Rows are numbered in the order given; the identity is drawn in that order, so ids sorted
-// ascending line up with the input.
-const INSERT_MANY = `WITH input AS (
+// One statement, one round trip, its own transaction (autocommit): it takes the insert lock,
+// inserts, and commits. The lock comes first by construction: the rows reach INSERT through a
+// sort over input × lock, and a sort emits nothing before it has read all its input, so no id
+// is drawn before the lock is held. Rows are numbered in the order given and the identity is
+// drawn in that order, so ids sorted ascending line up with the input.
+const INSERT_MANY = `WITH lock AS MATERIALIZED (
+  SELECT pg_advisory_xact_lock($4::int4, hashtext($5::text)) AS held
+), input AS (
   SELECT * FROM unnest($1::text[], $2::int8[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, n)
 ), inserted AS (
-  INSERT INTO pets (name, category_id, status) SELECT name, category_id, status FROM input ORDER BY n RETURNING id
+  INSERT INTO pets (name, category_id, status) SELECT name, category_id, status FROM input, lock ORDER BY n RETURNING id
 )
 SELECT id FROM inserted ORDER BY id`
 
 // Enough to absorb a burst; a larger batch only holds the lock longer.
 const MAX_BATCH = 256
 
-/** Runs work inside a transaction that holds the pet insert lock (see PostgresStore). */
-export type InsertTransaction = <T>(work: (client: pg.PoolClient) => Promise<T>) => Promise<T>
+/** Runs one statement on a pooled connection (see PostgresStore). */
+export type RunStatement = (name: string, text: string, values: unknown[]) => Promise<pg.QueryResultRow[]>
 
 interface Pending { pet: NewPet, resolve: (pet: Pet) => void, reject: (error: unknown) => void }
 
 export class PetInsertBatcher {
-  readonly #transaction: InsertTransaction
+  readonly #run: RunStatement
+  readonly #schema: string
   #queue: Pending[] = []
   #writing = false
 
-  constructor (transaction: InsertTransaction) {
-    this.#transaction = transaction
+  constructor (run: RunStatement, schema: string) {
+    this.#run = run
+    this.#schema = schema
   }
 
   insert (pet: NewPet): Promise<Pet> {
@@ -55,7 +62,7 @@ export class PetInsertBatcher {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, MAX_BATCH)
       try {
-        const ids = await this.#transaction((client) => insertMany(client, batch.map((p) => p.pet)))
+        const ids = await this.#insertMany(batch.map((p) => p.pet))
         batch.forEach((pending, i) => pending.resolve({ id: ids[i]!, ...pending.pet }))
       } catch (error) {
         for (const pending of batch) pending.reject(error)
@@ -63,14 +70,12 @@ export class PetInsertBatcher {
     }
     this.#writing = false
   }
-}
 
-/** Inserts pets in one statement, inside the caller's locked transaction; ids in input order. */
-export async function insertMany (client: pg.PoolClient, pets: NewPet[]): Promise<bigint[]> {
-  const { rows } = await client.query<{ id: string }>({
-    name: 'petstore_insert_pets',
-    text: INSERT_MANY,
-    values: [pets.map((p) => p.name), pets.map((p) => p.categoryId.toString()), pets.map((p) => p.status ?? null)]
-  })
-  return rows.map((row) => BigInt(row.id))
+  /** Inserts pets in one self-locking statement; ids in input order. */
+  async #insertMany (pets: NewPet[]): Promise<bigint[]> {
+    const rows = await this.#run('petstore_insert_pets', INSERT_MANY, [
+      pets.map((p) => p.name), pets.map((p) => p.categoryId.toString()), pets.map((p) => p.status ?? null), PET_INSERT_LOCK, this.#schema
+    ])
+    return rows.map((row) => BigInt(row.id as string))
+  }
 }
