@@ -4,10 +4,17 @@
  * a time), a new pet always gets a larger id than every pet already visible. So a full page
  * (one that has a next page) and a found pet are final; only the last page of a listing can
  * still grow, and it is never cached. Bounded LRU: the oldest entry goes first.
+ *
+ * Once full, only one miss in FULL_ADMIT_EVERY is kept: when reads spread over far more pets
+ * than fit (a million pets read at random), replacing an entry on every miss costs more than
+ * the few hits it buys, while answers read again and again still get in after a few misses.
  */
+const FULL_ADMIT_EVERY = 8
+
 export class FinalAnswers<V> {
   readonly #entries = new Map<string, V>()
   readonly #max: number
+  #missesWhileFull = 0
 
   constructor (max: number) {
     this.#max = max
@@ -25,7 +32,10 @@ export class FinalAnswers<V> {
 
   set (key: string, value: V): void {
     if (this.#max === 0) return
+    if (this.#entries.size >= this.#max) {
+      if (++this.#missesWhileFull % FULL_ADMIT_EVERY !== 0) return
+      this.#entries.delete(this.#entries.keys().next().value!)
+    }
     this.#entries.set(key, value)
-    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!)
   }
 }
