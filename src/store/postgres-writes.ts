@@ -35,7 +35,7 @@ SELECT id FROM inserted ORDER BY id`
 const MAX_BATCH = 256
 
 /** Runs one statement on a pooled connection (see PostgresStore). */
-export type RunStatement = (name: string, text: string, values: unknown[]) => Promise<pg.QueryResultRow[]>
+export type RunStatement = (text: string, values: unknown[]) => Promise<pg.QueryResultRow[]>
 
 interface Pending { pet: NewPet, resolve: (pet: Pet) => void, reject: (error: unknown) => void }
 
@@ -73,7 +73,7 @@ export class PetInsertBatcher {
 
   /** Inserts pets in one self-locking statement; ids in input order. */
   async #insertMany (pets: NewPet[]): Promise<bigint[]> {
-    const rows = await this.#run('petstore_insert_pets', INSERT_MANY, [
+    const rows = await this.#run(INSERT_MANY, [
       pets.map((p) => p.name), pets.map((p) => p.categoryId.toString()), pets.map((p) => p.status ?? null), PET_INSERT_LOCK, this.#schema
     ])
     return rows.map((row) => BigInt(row.id as string))

@@ -102,7 +102,7 @@ export class PostgresStore implements Store {
     this.#target = parsePostgresUrl(url)
     this.#options = options
     this.#pool = createPool(this.#target, options)
-    this.#inserts = new PetInsertBatcher(async (name, text, values) => (await this.#query(text, values, name)).rows, this.#target.schema ?? '')
+    this.#inserts = new PetInsertBatcher(async (text, values) => (await this.#query(text, values)).rows, this.#target.schema ?? '')
   }
 
   /** A transaction holding the pet insert lock of this schema until it commits. */
@@ -122,8 +122,8 @@ export class PostgresStore implements Store {
   }
 
   /** One statement on a pooled connection; an outage becomes StoreUnavailableError and the connection is dropped. */
-  async #query<Row> (text: string, values: unknown[] = [], statementName?: string): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
-    let name = statementName ?? this.#statementNames.get(text)
+  async #query<Row> (text: string, values: unknown[] = []): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
+    let name = this.#statementNames.get(text)
     if (!name) this.#statementNames.set(text, (name = `petstore_${this.#statementNames.size}`))
     const client = await this.#connect()
     try {
