@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { errorBody } from '../errors.ts'
 import { API_KEY_PATTERN, hashApiKey } from '../keys.ts'
 import type { ApiKeyRecord, Store } from '../store/types.ts'
@@ -33,31 +33,55 @@ export function isUsable (key: ApiKeyRecord, now: number): boolean {
  * unauthenticated request never learns whether its body or parameters were right. The key
  * is found by its SHA-256 hash; the message never says whether a key exists.
  */
-export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number, limits?: AuthLimits): onRequestAsyncHookHandler {
+export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number, limits?: AuthLimits): onRequestHookHandler {
   const lastTouched = new Map<number, number>()
   const keys = new KeyCache(store, keyCacheTtlMs)
-  const reject = async (request: FastifyRequest, reply: FastifyReply, challenge: string) => {
-    await limits?.rejected(request, reply)
-    return reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY)
+
+  // Each step below is done at once when nothing has to wait (a cached key, counters in
+  // memory) and returns a promise only when it must wait for the store or Redis: most
+  // requests pass without a promise. A refusal is thrown (429) or sent (401).
+  function reject (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<void> | undefined {
+    const send = () => { reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY) }
+    const counted = limits?.rejected(request, reply)
+    if (counted) return counted.then(send)
+    send()
+    return undefined
   }
-  return async function authenticate (request: FastifyRequest, reply: FastifyReply) {
-    const admitted = limits?.admit(request, reply)
-    if (admitted) await admitted
+
+  function identify (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
     const header = request.headers.authorization?.trim()
-    if (!header) return await reject(request, reply, MISSING_KEY)
+    if (!header) return reject(request, reply, MISSING_KEY)
     const token = BEARER.exec(header)?.[1]
-    if (token === undefined || !API_KEY_PATTERN.test(token)) return await reject(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
+    if (token === undefined || !API_KEY_PATTERN.test(token)) return reject(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
     const at = now()
-    const key = await keys.find(hashApiKey(token), at)
-    if (!key || !isUsable(key, at)) return await reject(request, reply, INVALID_KEY)
+    const found = keys.find(hashApiKey(token), at)
+    return found instanceof Promise ? found.then((key) => admitKey(request, reply, key, at)) : admitKey(request, reply, found, at)
+  }
+
+  function admitKey (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, at: number): Promise<void> | undefined {
+    if (!key || !isUsable(key, at)) return reject(request, reply, INVALID_KEY)
     request.apiKeyId = key.id
-    await limits?.accepted(request, reply)
-    if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
-      lastTouched.set(key.id, at)
-      store.touchApiKey(key.id, new Date(at).toISOString()).catch((error: unknown) => {
-        request.log.warn({ err: error }, 'could not record the key as used')
-      })
-    }
+    const counted = limits?.accepted(request, reply)
+    if (counted) return counted.then(() => touch(request, key.id, at))
+    touch(request, key.id, at)
+    return undefined
+  }
+
+  function touch (request: FastifyRequest, keyId: number, at: number) {
+    if (at - (lastTouched.get(keyId) ?? 0) < TOUCH_INTERVAL_MS) return
+    lastTouched.set(keyId, at)
+    store.touchApiKey(keyId, new Date(at).toISOString()).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'could not record the key as used')
+    })
+  }
+
+  // Fastify's hook runner takes either form: a returned promise continues the request when it
+  // settles; otherwise done() does. A thrown refusal reaches the error handler in both.
+  return function authenticate (request, reply, done) {
+    const admitted = limits?.admit(request, reply)
+    const verdict = admitted ? admitted.then(() => identify(request, reply)) : identify(request, reply)
+    if (verdict) return verdict
+    done()
   }
 }

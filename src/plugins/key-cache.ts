@@ -23,18 +23,20 @@ export class KeyCache {
     this.#ttlMs = ttlMs
   }
 
-  async find (hash: string, now: number): Promise<ApiKeyRecord | undefined> {
+  /** The key on a hit, at once; a promise of it when the store has to be asked. */
+  find (hash: string, now: number): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
     const version = this.#currentVersion(now)
     const entry = this.#entries.get(hash)
     if (entry && (version === undefined ? now - entry.at < this.#ttlMs : entry.version === version)) return entry.key
-    const key = await this.#store.findApiKeyByHash(hash)
-    if (!key) {
-      this.#entries.delete(hash)
-      return undefined
-    }
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
-    this.#entries.set(hash, { key, at: now, version })
-    return key
+    return this.#store.findApiKeyByHash(hash).then((key) => {
+      if (!key) {
+        this.#entries.delete(hash)
+        return undefined
+      }
+      if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
+      this.#entries.set(hash, { key, at: now, version })
+      return key
+    })
   }
 
   /** Read at most once per millisecond: a revocation is seen within 1 ms, at a fraction of the cost. */

@@ -59,29 +59,41 @@ export function createMetrics (): Metrics {
 
 /** The same store, with every call timed into the store duration histogram. */
 export function instrumentStore (store: Store, duration: Metrics['storeDuration']): Store {
+  // Made once per method: the proxy is asked for a method on every store call.
+  const wrapped = new Map<string | symbol, unknown>()
   return new Proxy(store, {
     get (target, property, receiver) {
       const value = Reflect.get(target, property, receiver)
       if (typeof value !== 'function') return value
-      // Called on the target itself: adapters keep their connections in private fields.
-      if (property === 'close' || typeof property !== 'string') return value.bind(target)
-      return (...args: unknown[]) => {
-        const end = duration.startTimer({ operation: property })
-        let result: unknown
-        try {
-          result = (value as (...a: unknown[]) => unknown).apply(target, args)
-        } catch (error) {
-          end({ outcome: 'error' })
-          throw error
-        }
-        if (!(result instanceof Promise)) { end({ outcome: 'ok' }); return result }
-        return result.then(
-          (resolved) => { end({ outcome: 'ok' }); return resolved },
-          (error: unknown) => { end({ outcome: 'error' }); throw error }
-        )
+      let method = wrapped.get(property)
+      if (method === undefined) {
+        // Called on the target itself: adapters keep their connections in private fields.
+        method = property === 'close' || typeof property !== 'string'
+          ? value.bind(target)
+          : timed(target, value as (...a: unknown[]) => unknown, property, duration)
+        wrapped.set(property, method)
       }
+      return method
     }
   })
+}
+
+function timed (target: Store, method: (...a: unknown[]) => unknown, operation: string, duration: Metrics['storeDuration']) {
+  return (...args: unknown[]) => {
+    const end = duration.startTimer({ operation })
+    let result: unknown
+    try {
+      result = method.apply(target, args)
+    } catch (error) {
+      end({ outcome: 'error' })
+      throw error
+    }
+    if (!(result instanceof Promise)) { end({ outcome: 'ok' }); return result }
+    return result.then(
+      (resolved) => { end({ outcome: 'ok' }); return resolved },
+      (error: unknown) => { end({ outcome: 'error' }); throw error }
+    )
+  }
 }
 
 /** Counts every answer by route template (never the raw URL, which would grow without bound). */

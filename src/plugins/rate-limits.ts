@@ -2,12 +2,14 @@ import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { ApiError } from '../errors.ts'
+import { WindowCounters, type BudgetState } from './window-counters.ts'
 
 /**
- * Two budgets per minute, counted by @fastify/rate-limit in memory or, with Redis, across every
- * instance: "default" per API key, and "failed-auth" per client IP for requests that fail
- * authentication. The state goes out in the structured fields of
- * draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit.
+ * Two budgets per minute: "default" per API key, and "failed-auth" per client IP for requests
+ * that fail authentication. Without Redis each instance counts in memory (WindowCounters, the
+ * rule of @fastify/rate-limit's in-memory store, without its promise per request); with Redis,
+ * @fastify/rate-limit counts across every instance. The state goes out in the structured fields
+ * of draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit.
  */
 
 export interface RateLimitSettings {
@@ -18,66 +20,60 @@ export interface RateLimitSettings {
   redisKeyPrefix: string
 }
 
-/** The calls the bearer check makes around its verdict. */
+/**
+ * The calls the bearer check makes around its verdict. Each returns undefined when it is done
+ * (counters in memory) and a promise when it waits for Redis; a refusal is thrown (429).
+ */
 export interface AuthLimits {
-  /** Before the key is looked up: 429 when this IP has used up its failed-auth budget. Synchronous when the counters are in memory. */
+  /** Before the key is looked up: 429 when this IP has used up its failed-auth budget. */
   admit(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined
   /** After a failed check: counts it against the IP. */
-  rejected(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  rejected(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined
   /** After a successful check: counts the request against the key; 429 over budget. */
-  accepted(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  accepted(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined
 }
 
 const WINDOW_MS = 60_000
 // Keys and addresses counted in memory at once; the least recently seen are dropped first.
 const LOCAL_CACHE_ENTRIES = 10_000
 
-type Limiter = ReturnType<FastifyInstance['createRateLimit']>
-type LimiterState = Extract<Awaited<ReturnType<Limiter>>, { isAllowed: false }>
+/** A budget's state, or undefined when it is not counted (the counter store is down). */
+type Counted = BudgetState | undefined
+type Count = (request: FastifyRequest, options?: { increment: false }) => Counted | Promise<Counted>
 
 function policy (name: string, quota: number) {
   return { name, header: `"${name}";q=${quota};w=${WINDOW_MS / 1000}` }
 }
 
 const addressKey = (request: FastifyRequest) => `failed-auth:${normalizeIP(request.ip)}`
+// One counter store, two budgets: a request counts against its key once authenticated,
+// against its address before that.
+const budgetKey = (request: FastifyRequest) => request.apiKeyId === undefined ? addressKey(request) : `key:${request.apiKeyId}`
 
 function tooMany (seconds: number, message: string): ApiError {
   return new ApiError('rate_limited', message, { headers: { 'retry-after': String(Math.max(1, seconds)) } })
 }
 
+/** Runs `then` on the value now, or once the promise holds it. */
+function whenCounted (counted: Counted | Promise<Counted>, then: (state: Counted) => void): Promise<void> | undefined {
+  if (counted instanceof Promise) return counted.then(then)
+  then(counted)
+  return undefined
+}
+
 export async function registerRateLimits (app: FastifyInstance, settings: RateLimitSettings): Promise<AuthLimits> {
-  await app.register(rateLimit, {
-    global: false,
-    timeWindow: WINDOW_MS,
-    cache: LOCAL_CACHE_ENTRIES,
-    // One counter store, two budgets: a request counts against its key once authenticated,
-    // against its address before that.
-    keyGenerator: (request) => request.apiKeyId === undefined ? addressKey(request) : `key:${request.apiKeyId}`,
-    max: (_request, key) => key.startsWith('key:') ? settings.perKeyPerMinute : settings.failedAuthPerMinute,
-    ...(settings.redis ? { redis: settings.redis, nameSpace: `${settings.redisKeyPrefix}rate-limit:` } : {})
-  })
-  const limiter = app.createRateLimit()
+  const maxOf = (key: string) => key.startsWith('key:') ? settings.perKeyPerMinute : settings.failedAuthPerMinute
+  const count = settings.redis ? await sharedCounters(app, settings.redis, settings.redisKeyPrefix, maxOf) : localCounters(maxOf)
   const perKey = policy('default', settings.perKeyPerMinute)
   const failedAuth = policy('failed-auth', settings.failedAuthPerMinute)
 
-  /** A store that cannot answer (Redis down) lets the request through: an outage of the counter is not an outage of the API. */
-  async function consult (request: FastifyRequest, check: () => ReturnType<Limiter>): Promise<LimiterState | undefined> {
-    try {
-      const state = await check()
-      return state.isAllowed ? undefined : state
-    } catch (error) {
-      request.log.warn({ err: error }, 'rate limit store unavailable; request let through uncounted')
-      return undefined
-    }
-  }
-
-  function announce (reply: FastifyReply, name: string, policyHeader: string, state: LimiterState | undefined) {
+  function announce (reply: FastifyReply, name: string, policyHeader: string, state: Counted) {
     reply.header('ratelimit-policy', policyHeader)
     if (state) reply.header('ratelimit', `"${name}";r=${state.remaining};t=${state.ttlInSeconds}`)
   }
 
-  function refuseAddress (reply: FastifyReply, state: Pick<LimiterState, 'remaining' | 'ttlInSeconds'>): never {
-    announce(reply, failedAuth.name, failedAuth.header, state as LimiterState)
+  function refuseAddress (reply: FastifyReply, state: Pick<BudgetState, 'remaining' | 'ttlInSeconds'>): never {
+    announce(reply, failedAuth.name, failedAuth.header, state as BudgetState)
     throw tooMany(state.ttlInSeconds, 'Too many requests from this address failed authentication; retry after the time in Retry-After.')
   }
 
@@ -90,7 +86,7 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
   return {
     admit (request, reply) {
       if (settings.redis) {
-        return consult(request, () => limiter(request, { increment: false })).then((state) => {
+        return whenCounted(count(request, { increment: false }), (state) => {
           if (state && state.remaining === 0) refuseAddress(reply, state)
         })
       }
@@ -102,21 +98,51 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
       if (left <= 0) blockedUntil.delete(address)
       else refuseAddress(reply, { remaining: 0, ttlInSeconds: Math.ceil(left / 1000) })
     },
-    async rejected (request, reply) {
-      const state = await consult(request, () => limiter(request))
-      announce(reply, failedAuth.name, failedAuth.header, state)
-      if (!settings.redis && state?.remaining === 0) {
-        if (blockedUntil.size >= LOCAL_CACHE_ENTRIES) blockedUntil.clear()
-        blockedUntil.set(addressKey(request), Date.now() + state.ttl)
-      }
+    rejected (request, reply) {
+      return whenCounted(count(request), (state) => {
+        announce(reply, failedAuth.name, failedAuth.header, state)
+        if (!settings.redis && state?.remaining === 0) {
+          if (blockedUntil.size >= LOCAL_CACHE_ENTRIES) blockedUntil.clear()
+          blockedUntil.set(addressKey(request), Date.now() + state.ttl)
+        }
+      })
     },
-    async accepted (request, reply) {
+    accepted (request, reply) {
       if (settings.perKeyPerMinute === 0) return
-      const state = await consult(request, () => limiter(request))
-      announce(reply, perKey.name, perKey.header, state)
-      if (state?.isExceeded) {
-        throw tooMany(state.ttlInSeconds, `This API key has used its ${settings.perKeyPerMinute} requests of the current minute; retry after the time in Retry-After.`)
-      }
+      return whenCounted(count(request), (state) => {
+        announce(reply, perKey.name, perKey.header, state)
+        if (state?.isExceeded) {
+          throw tooMany(state.ttlInSeconds, `This API key has used its ${settings.perKeyPerMinute} requests of the current minute; retry after the time in Retry-After.`)
+        }
+      })
     }
   }
+}
+
+function localCounters (maxOf: (key: string) => number): Count {
+  const counters = new WindowCounters(WINDOW_MS, LOCAL_CACHE_ENTRIES)
+  return (request) => {
+    const key = budgetKey(request)
+    return counters.count(key, maxOf(key), Date.now())
+  }
+}
+
+/** A store that cannot answer (Redis down) lets the request through: an outage of the counter is not an outage of the API. */
+async function sharedCounters (app: FastifyInstance, redis: Redis, prefix: string, maxOf: (key: string) => number): Promise<Count> {
+  await app.register(rateLimit, {
+    global: false,
+    timeWindow: WINDOW_MS,
+    keyGenerator: budgetKey,
+    max: (_request, key) => maxOf(key),
+    redis,
+    nameSpace: `${prefix}rate-limit:`
+  })
+  const limiter = app.createRateLimit()
+  return (request, options) => limiter(request, options).then(
+    (state) => state.isAllowed ? undefined : state,
+    (error: unknown) => {
+      request.log.warn({ err: error }, 'rate limit store unavailable; request let through uncounted')
+      return undefined
+    }
+  )
 }

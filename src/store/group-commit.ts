@@ -1,13 +1,15 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { StoreUnavailableError } from './errors.ts'
 
-interface Pending { work: () => unknown, resolve: (value: any) => void, reject: (error: unknown) => void }
+interface Pending { work: () => unknown, oneStatement: boolean, resolve: (value: any) => void, reject: (error: unknown) => void }
 
 /**
  * Group commit for SQLite: writes that arrive in the same turn of the event loop share one
  * transaction, so one fsync (synchronous=FULL) makes all of them durable. Each caller is
- * answered only after the COMMIT that holds its write has returned. Each write runs in its
- * own savepoint, so one failing write is rolled back alone and the others still commit.
+ * answered only after the COMMIT that holds its write has returned. One failing write is
+ * rolled back alone and the others still commit: a write of several statements runs in a
+ * savepoint of its own; a write of one statement needs none, as SQLite undoes a failed
+ * statement by itself and keeps the transaction.
  */
 export class GroupCommit {
   readonly #db: DatabaseSync
@@ -28,9 +30,10 @@ export class GroupCommit {
     this.#rollbackToSavepoint = db.prepare('ROLLBACK TO write')
   }
 
-  run<T> (work: () => T): Promise<T> {
+  /** `oneStatement`: the write is a single SQL statement, so it can skip its savepoint. */
+  run<T> (work: () => T, oneStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve, reject })
+      this.#queue.push({ work, oneStatement, resolve, reject })
       // setImmediate runs after the poll phase: every request read in this turn joins the batch.
       if (this.#queue.length === 1) setImmediate(() => this.#flush())
     })
@@ -42,7 +45,17 @@ export class GroupCommit {
     const results: Array<{ ok: true, value: unknown } | { ok: false, error: unknown }> = []
     try {
       this.#begin.run()
-      for (const { work } of batch) {
+      for (const { work, oneStatement } of batch) {
+        if (oneStatement) {
+          try {
+            results.push({ ok: true, value: work() })
+          } catch (error) {
+            // An I/O or memory error can end the transaction itself: then nothing in the batch holds.
+            if (!this.#db.isTransaction) throw error
+            results.push({ ok: false, error })
+          }
+          continue
+        }
         this.#savepoint.run()
         try {
           results.push({ ok: true, value: work() })

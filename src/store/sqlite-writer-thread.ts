@@ -40,7 +40,7 @@ port.on('message', (requests: WriterRequest[] | 'close') => {
     return
   }
   for (const request of requests) {
-    commits.run(() => writes.apply(request)).then(
+    commits.run(() => writes.apply(request), request.op === 'createPet').then(
       (value) => reply(request.seq, { value }),
       (error: unknown) => reply(request.seq, {
         error: { unavailable: error instanceof StoreUnavailableError, message: error instanceof Error ? error.message : String(error) }

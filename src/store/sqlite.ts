@@ -240,7 +240,7 @@ function inThreadWriter (db: DatabaseSync): PetWriter {
   const commits = new GroupCommit(db)
   return {
     // Prepared at the first write: the tables exist only once migrations have run.
-    run: (write) => commits.run(() => (writes ??= new PetWrites(db)).apply(write)) as Promise<any>,
+    run: (write) => commits.run(() => (writes ??= new PetWrites(db)).apply(write), write.op === 'createPet') as Promise<any>,
     close: async () => {}
   }
 }
