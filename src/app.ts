@@ -8,7 +8,7 @@ import { ApiError, errorHandler, notFoundHandler } from './errors.ts'
 import { withFaults, type Faults } from './faults.ts'
 import { purgeExpiredIdempotencyRecords } from './idempotency.ts'
 import { assertUtf8, parseJsonBody } from './json-body.ts'
-import { loggerOptions, requestIdOf, requestLogging } from './logging.ts'
+import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging } from './logging.ts'
 import { bearerAuth } from './plugins/auth.ts'
 import { cors } from './plugins/cors.ts'
 import { docsRoutes } from './plugins/docs.ts'
@@ -55,6 +55,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   const app = Fastify({
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
     genReqId: requestIdOf,
+    childLoggerFactory: lazyRequestLogger,
     // One line per request, written by requestLogging, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,

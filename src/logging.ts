@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js'
 import pino from 'pino'
 import type { Config } from './config.ts'
 
@@ -37,6 +38,45 @@ export function batchedStdout (): NodeJS.WritableStream {
   return destination as unknown as NodeJS.WritableStream
 }
 
+/**
+ * Fastify gives every request a logger of its own, bound to the request id. Making it costs
+ * about as much as a cached answer's own work, and most requests never use it: their one line
+ * is written by requestLogging, with the id as a field. So it is made when first used.
+ */
+export function lazyRequestLogger (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger
+}
+
+type LogArgs = Parameters<FastifyBaseLogger['info']>
+
+class LazyChildLogger {
+  readonly #parent: FastifyBaseLogger
+  readonly #bindings: Bindings
+  readonly #options: ChildLoggerOptions
+  #logger: FastifyBaseLogger | undefined
+
+  constructor (parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent
+    this.#bindings = bindings
+    this.#options = options
+  }
+
+  get #real (): FastifyBaseLogger {
+    return (this.#logger ??= this.#parent.child(this.#bindings, this.#options))
+  }
+
+  get level (): string { return this.#logger?.level ?? this.#parent.level }
+  set level (level: string) { this.#real.level = level }
+  fatal (...args: LogArgs) { this.#real.fatal(...args) }
+  error (...args: LogArgs) { this.#real.error(...args) }
+  warn (...args: LogArgs) { this.#real.warn(...args) }
+  info (...args: LogArgs) { this.#real.info(...args) }
+  debug (...args: LogArgs) { this.#real.debug(...args) }
+  trace (...args: LogArgs) { this.#real.trace(...args) }
+  silent (...args: LogArgs) { this.#real.silent(...args) }
+  child (bindings: Bindings, options?: ChildLoggerOptions) { return this.#real.child(bindings, options) }
+}
+
 /** One line per request: id, method, route template, status, duration, key id. Never the key. */
 export function requestLogging (app: FastifyInstance) {
   // Hooks in callback form here and in the other per-request plugins: no promise per hook.
@@ -44,8 +84,12 @@ export function requestLogging (app: FastifyInstance) {
     reply.header('x-request-id', request.id)
     done()
   })
+  // Written by the app's logger with the id as a field: the same line the request's own
+  // logger would write, without making that logger.
+  const log = app.log
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({
+    log.info({
+      reqId: request.id,
       method: request.method,
       route: request.routeOptions.url ?? null,
       // The path without its query: a caller that puts a secret in a query string keeps it out of logs.
