@@ -5,15 +5,16 @@ import { DatabaseSync } from 'node:sqlite'
 /**
  * Opens the file, creating its directory. A failure (a path under a file, a directory, a file
  * that is not SQLite) names the setting, since that is what an operator fixes. Used by the
- * store's own connection and by its writer thread: both must see the same settings.
+ * store's own connection and by its pet writer: both must see the same settings.
  */
 export function openDatabase (path: string): DatabaseSync {
   let db: DatabaseSync | undefined
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     db = new DatabaseSync(path)
-    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so an
-    // acknowledged 201 survives a crash or a power cut. The busy timeout covers the CLI
+    // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so what is
+    // acknowledged survives a crash or a power cut (the pet writer syncs apart from its
+    // commits instead: see filePetWriter). The busy timeout covers the CLI
     // writing while the server runs; it is short because node:sqlite waits synchronously,
     // holding its thread: past it a write answers 503 and the caller retries.
     db.exec('PRAGMA busy_timeout = 250')

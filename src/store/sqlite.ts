@@ -1,10 +1,9 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import type { NewPet, Pet, PetStatus } from '../schemas.ts'
-import { GroupCommit } from './group-commit.ts'
 import { loadMigrations } from './migrations.ts'
 import { openDatabase } from './sqlite-open.ts'
-import { petFromRow, PetWrites, type PetRow, type PetWrite } from './sqlite-pet-writes.ts'
-import { SqliteWriter } from './sqlite-writer.ts'
+import { petFromRow, type PetRow } from './sqlite-pet-writes.ts'
+import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './sqlite-pet-writer.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from './types.ts'
 
 /** The same columns read as an array: cheaper than an object per row on the list path. */
@@ -68,15 +67,15 @@ export class SqliteStore implements Store {
 
   constructor (path: string) {
     this.#db = openDatabase(path)
-    // Pets are written by a thread of their own, with its own connection (see SqliteWriter);
-    // an in-memory database exists on one connection only, so there they are written here.
-    this.#petWriter = path === ':memory:' ? inThreadWriter(this.#db) : new SqliteWriter(path)
+    // Pets are written by a connection of their own that never holds the event loop for an
+    // fsync (see filePetWriter); an in-memory database exists on one connection only.
+    this.#petWriter = path === ':memory:' ? sameConnectionPetWriter(this.#db) : filePetWriter(path)
     this.#dataVersion = this.#db.prepare('PRAGMA data_version')
     this.#dataVersion.setReturnArrays(true)
   }
 
   /**
-   * Changes whenever another connection (the writer thread, the CLI, another process) has
+   * Changes whenever another connection (the pet writer, the CLI, another process) has
    * committed, and when this one changed a key: caches of keys stay exact without a time bound.
    */
   dataVersion (): number {
@@ -204,7 +203,7 @@ export class SqliteStore implements Store {
 
   async insertPets (pets: NewPet[]): Promise<number> {
     const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
-    // Synchronous from BEGIN to COMMIT on this connection; the writer thread waits for the lock.
+    // Synchronous from BEGIN to COMMIT on this connection; the pet writer waits for the lock.
     return this.#transaction(() => {
       for (const pet of pets) insert.run(pet.name, pet.categoryId, pet.status ?? null)
       return pets.length
@@ -227,20 +226,5 @@ export class SqliteStore implements Store {
   async close (): Promise<void> {
     await this.#petWriter.close()
     if (this.#db.isOpen) this.#db.close()
-  }
-}
-
-interface PetWriter {
-  run<T>(write: PetWrite): Promise<T>
-  close(): Promise<void>
-}
-
-function inThreadWriter (db: DatabaseSync): PetWriter {
-  let writes: PetWrites | undefined
-  const commits = new GroupCommit(db)
-  return {
-    // Prepared at the first write: the tables exist only once migrations have run.
-    run: (write) => commits.run(() => (writes ??= new PetWrites(db)).apply(write), write.op === 'createPet') as Promise<any>,
-    close: async () => {}
   }
 }

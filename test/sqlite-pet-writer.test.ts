@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import { openStore } from '../src/store/index.ts'
 
 /**
- * SQLite pets are written by a thread of their own (src/store/sqlite-writer.ts). These tests
+ * SQLite pets are written by a connection of their own (src/store/sqlite-pet-writer.ts). These tests
  * check what callers rely on: every write resolves only once committed, writes that arrive
  * together commit in the order they were made, and closing the store first finishes the
  * writes already made.
@@ -42,7 +42,7 @@ test('closing the store commits the writes already made before the writer stops'
   assert.deepEqual(await reopened.getPet(50n), { id: 50n, name: 'late-49', categoryId: 1n })
 })
 
-test('an idempotent create in the writer thread replays, conflicts and creates as on the connection itself', async (t) => {
+test('an idempotent create on the pet writer connection replays, conflicts and creates as on the connection itself', async (t) => {
   const { store } = await fileStore(t)
   const claim = { apiKeyId: 1, key: 'k-1', fingerprint: 'f-1', now: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-02T00:00:00.000Z' }
   const key = await store.createApiKey({ name: 'owner', hash: 'h'.repeat(64), prefix: 'psk_owner___' })
