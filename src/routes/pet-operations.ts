@@ -62,13 +62,14 @@ export function createPetSchema (idempotencyTtlHours: number) {
     },
     body: { $ref: 'NewPet' },
     response: {
-      201: answer('Animal added; the body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
+      201: answer('Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
       400: error('The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed.'),
       409: error('Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds.', retryAfter),
       413: error('The body is larger than 16 KiB.'),
       415: error('The body is not application/json.'),
       422: error('The `Idempotency-Key` was already used, by this API key, with a different body.'),
-      ...commonErrors()
+      ...commonErrors(),
+      503: error('The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. Also when the store could not confirm the animal was written to stable storage: it may then exist, and a retry with the same `Idempotency-Key` creates it at most once.', retryAfter)
     }
   }
 }
