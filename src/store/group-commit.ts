@@ -22,8 +22,9 @@ export interface GroupCommitOptions {
 const LOCK_RETRY_MS = 5
 
 /**
- * Group commit for SQLite: writes that arrive in the same turn of the event loop share one
- * transaction, so one sync makes all of them durable. Each caller is answered only after the
+ * Group commit for SQLite: writes that arrive in the same turn of the event loop, or while
+ * the sync of the previous commit runs, share one transaction, so one sync makes all of them
+ * durable. Each caller is answered only after the
  * commit that holds its write is durable. One failing write is rolled back alone and the
  * others still commit: a write of several statements runs in a savepoint of its own; a write
  * of one statement needs none, as SQLite undoes a failed statement by itself and keeps the
@@ -56,6 +57,10 @@ export class GroupCommit {
   run<T> (work: () => T, oneStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, oneStatement, firstTriedAt: Number.NaN, resolve, reject })
+      // While a sync runs, writes wait for it to end and then commit together: they could not
+      // be answered before the sync after it anyway, and one commit writes fewer WAL pages
+      // than one per turn of the event loop.
+      if (this.#syncing.size > 0) return
       // setImmediate runs after the poll phase: every request read in this turn joins the batch.
       this.#schedule(() => setImmediate(() => this.#flush()))
     })
@@ -123,14 +128,18 @@ export class GroupCommit {
         const failure = new StoreUnavailableError('the SQLite WAL could not be synced to disk', { cause: error })
         for (const pending of batch) pending.reject(failure)
       }
-    ).finally(() => this.#syncing.delete(synced))
+    ).finally(() => {
+      this.#syncing.delete(synced)
+      // The writes that came during the sync: committed now, so the next sync starts at once.
+      if (this.#queue.length > 0 && !this.#scheduled) this.#flush()
+    })
     this.#syncing.add(synced)
   }
 
   /**
    * Takes the write lock. With a lock wait set, a lock held elsewhere puts the batch back in
-   * front of the queue and tries again shortly, until the wait is over: then the busy error
-   * goes to the callers as an outage (503).
+   * front of the queue and tries again shortly; a write whose own wait is over gets the busy
+   * error as an outage (503), the others keep waiting.
    */
   #lock (batch: Pending[]): boolean {
     const now = performance.now()
@@ -140,9 +149,15 @@ export class GroupCommit {
       return true
     } catch (error) {
       const waitMs = this.#options.lockWaitMs
-      if (waitMs === undefined || !isBusy(error) || now - batch[0]!.firstTriedAt >= waitMs) throw error
-      this.#queue = batch.concat(this.#queue)
-      this.#schedule(() => setTimeout(() => this.#flush(), LOCK_RETRY_MS))
+      if (waitMs === undefined || !isBusy(error)) throw error
+      const failure = new StoreUnavailableError('the SQLite database stayed locked by another writer', { cause: error })
+      const waiting = batch.filter((pending) => {
+        if (now - pending.firstTriedAt < waitMs) return true
+        pending.reject(failure)
+        return false
+      })
+      this.#queue = waiting.concat(this.#queue)
+      if (this.#queue.length > 0) this.#schedule(() => setTimeout(() => this.#flush(), LOCK_RETRY_MS))
       return false
     }
   }
@@ -157,7 +172,7 @@ function answer (batch: Pending[], results: Outcome[]) {
 }
 
 // SQLITE_BUSY (5) and SQLITE_LOCKED (6): another process (the CLI importing, say) holds the
-// write lock past the busy timeout. That is a store outage for the caller, not a bug.
+// write lock past the wait allowed. That is a store outage for the caller, not a bug.
 function isBusy (error: unknown): boolean {
   const code = (error as { errcode?: unknown } | null)?.errcode
   return typeof code === 'number' && ((code & 0xff) === 5 || (code & 0xff) === 6)

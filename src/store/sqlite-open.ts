@@ -14,9 +14,10 @@ export function openDatabase (path: string): DatabaseSync {
     db = new DatabaseSync(path)
     // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so what is
     // acknowledged survives a crash or a power cut (the pet writer syncs apart from its
-    // commits instead: see filePetWriter). The busy timeout covers the CLI
-    // writing while the server runs; it is short because node:sqlite waits synchronously,
-    // holding its thread: past it a write answers 503 and the caller retries.
+    // commits instead: see filePetWriter). The busy timeout covers the CLI writing while the
+    // server runs; it is short because node:sqlite waits synchronously, holding its thread:
+    // past it a write answers 503 and the caller retries. (The pet writer sets its own to 0
+    // and waits on a timer.)
     db.exec('PRAGMA busy_timeout = 250')
     db.exec('PRAGMA journal_mode = WAL')
     db.exec('PRAGMA synchronous = FULL')

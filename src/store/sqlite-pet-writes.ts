@@ -10,7 +10,7 @@ export function petFromRow (row: PetRow): Pet {
   return pet
 }
 
-/** A pet write as it travels to the writer: plain data, so it can cross to another thread. */
+/** A pet write as the store hands it to its pet writer (see sqlite-pet-writer.ts). */
 export type PetWrite =
   | { op: 'createPet', pet: NewPet }
   | { op: 'createPetIdempotently', pet: NewPet, claim: IdempotencyClaim }

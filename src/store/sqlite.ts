@@ -141,6 +141,8 @@ export class SqliteStore implements Store {
   async checkReady (): Promise<void> {
     const row = this.#statement('SELECT max(version) AS version FROM schema_migrations').get()
     if (Number(row?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
+    const failure = this.#petWriter.failure()
+    if (failure) throw new Error('a sync of the WAL failed: restart the process to recover what is on disk', { cause: failure })
   }
 
   createPet (pet: NewPet): Promise<Pet> {

@@ -1,4 +1,5 @@
-import { closeSync, fdatasync, openSync } from 'node:fs'
+import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs'
+import { dirname } from 'node:path'
 
 /** Flushes a file to stable storage and calls back; fs.fdatasync on the libuv thread pool by default. */
 export type SyncFile = (fd: number, done: (error: Error | null) => void) => void
@@ -14,21 +15,44 @@ interface Waiting { resolve: () => void, reject: (error: Error) => void }
  * The fdatasync runs on the thread pool while the event loop serves other requests; commits
  * that return while one runs share the next one, so a burst costs one or two syncs, not one
  * each.
+ *
+ * A failed sync is final. Linux reports a write-back error once and may drop the pages it
+ * could not write, so a later sync that succeeds proves nothing about the frames before it
+ * (and WAL frames are chained: a lost one loses all that follow). Every later `durable()`
+ * fails with the first error, the store reports itself not ready, and only a restart, whose
+ * recovery reads what is really on disk, writes again: PostgreSQL treats a failed fsync alike.
  */
 export class WalSync {
-  readonly #path: string
+  readonly #fd: number
   readonly #sync: SyncFile
-  #fd: number | undefined
   #waiting: Waiting[] = []
   #running: Promise<void> | undefined
+  #failure: Error | undefined
 
+  /**
+   * Opens the WAL, which must exist (the connection that writes has opened the database in
+   * WAL mode), and syncs its directory once so that the file itself survives a power cut.
+   */
   constructor (walPath: string, sync: SyncFile = fdatasync) {
-    this.#path = walPath
+    this.#fd = openSync(walPath, 'r+')
+    try {
+      const directory = openSync(dirname(walPath), 'r')
+      try { fsyncSync(directory) } finally { closeSync(directory) }
+    } catch (error) {
+      closeSync(this.#fd)
+      throw error
+    }
     this.#sync = sync
+  }
+
+  /** The error of the sync that failed, if one did: from then on nothing is durable. */
+  get failure (): Error | undefined {
+    return this.#failure
   }
 
   /** Resolves once everything written to the WAL before this call is on stable storage. */
   durable (): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure)
     return new Promise((resolve, reject) => {
       this.#waiting.push({ resolve, reject })
       if (this.#running === undefined) this.#start()
@@ -40,32 +64,24 @@ export class WalSync {
     this.#waiting = []
     let finished!: () => void
     this.#running = new Promise((resolve) => { finished = resolve })
-    const done = (error: Error | null) => {
+    this.#sync(this.#fd, (error) => {
       this.#running = undefined
       finished()
-      for (const waiting of batch) {
-        if (error) waiting.reject(error)
-        else waiting.resolve()
+      if (error) this.#failure ??= error
+      if (this.#failure) {
+        // Those who came during the failed sync cannot be made durable either.
+        for (const waiting of batch.concat(this.#waiting)) waiting.reject(this.#failure)
+        this.#waiting = []
+        return
       }
+      for (const waiting of batch) waiting.resolve()
       if (this.#waiting.length > 0) this.#start()
-    }
-    let fd: number
-    try {
-      // Opened once the first commit has created the WAL. SQLite deletes the WAL only when
-      // the last connection to the database closes, and the store's own stay open until
-      // close(): this descriptor names the file SQLite writes for as long as it is used.
-      fd = this.#fd ??= openSync(this.#path, 'r')
-    } catch (error) {
-      done(error as Error)
-      return
-    }
-    this.#sync(fd, done)
+    })
   }
 
   /** Waits for the sync in flight, then lets the file go. */
   async close (): Promise<void> {
     while (this.#running) await this.#running
-    if (this.#fd !== undefined) closeSync(this.#fd)
-    this.#fd = undefined
+    closeSync(this.#fd)
   }
 }
