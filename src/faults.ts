@@ -7,7 +7,7 @@ export interface Faults {
 }
 
 // Called on every request and expected to answer at once; never a point of failure.
-const SYNCHRONOUS = new Set<string | symbol>(['dataVersion'])
+const SYNCHRONOUS = new Set<string | symbol>(['keyVersion'])
 
 export function withFaults (store: Store, faults: Faults): Store {
   const before = faults.beforeStoreCall

@@ -7,7 +7,7 @@ const MAX_ENTRIES = 10_000
 
 /**
  * Keeps looked-up keys in memory so the hot path needs no store round trip. Exact where the
- * store can say that keys changed (SQLite's data_version: a revocation from the CLI is seen on
+ * store can say that keys changed (SQLite's key change counter: a revocation from the CLI is seen on
  * the next request); elsewhere an entry is trusted for at most ttlMs, the documented bound on
  * how long a revoked key keeps working on another instance.
  */
@@ -42,7 +42,7 @@ export class KeyCache {
   /** Read at most once per millisecond: a revocation is seen within 1 ms, at a fraction of the cost. */
   #currentVersion (now: number): number | undefined {
     if (now !== this.#versionReadAt) {
-      this.#version = this.#store.dataVersion?.()
+      this.#version = this.#store.keyVersion?.()
       this.#versionReadAt = now
     }
     return this.#version

@@ -55,6 +55,8 @@ export const SQLITE_HOT_QUERIES = {
   findApiKeyByHash: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`
 } as const
 
+const KEY_CHANGES = 'SELECT version FROM api_key_changes WHERE id = 1'
+
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly idsFollowCommitOrder = true
@@ -63,6 +65,7 @@ export class SqliteStore implements Store {
   readonly #petWriter: PetWriter
   readonly #dataVersion: StatementSync
   #lastDataVersion = 0
+  #lastKeyChanges = -1n
   #version = 0
 
   constructor (path: string) {
@@ -75,14 +78,20 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Changes whenever another connection (the pet writer, the CLI, another process) has
-   * committed, and when this one changed a key: caches of keys stay exact without a time bound.
+   * Changes whenever a key may have changed: written on this connection, or by another one
+   * (the CLI, another process) as the api_key_changes counter shows. That counter is read only
+   * when SQLite says another connection committed, and the pet writer's commits, most of them,
+   * leave it alone: caches of keys stay exact without a time bound, and creates do not empty them.
    */
-  dataVersion (): number {
+  keyVersion (): number {
     const external = (this.#dataVersion.get() as unknown as [number])[0]
     if (external !== this.#lastDataVersion) {
       this.#lastDataVersion = external
-      this.#version++
+      const changes = (this.#tuples(KEY_CHANGES).get() as unknown as [bigint])[0]
+      if (changes !== this.#lastKeyChanges) {
+        this.#lastKeyChanges = changes
+        this.#version++
+      }
     }
     return this.#version
   }

@@ -79,10 +79,10 @@ export interface Store {
    */
   rotateApiKey(oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string): Promise<{ created: ApiKeyRecord, old: ApiKeyRecord } | undefined>
   /**
-   * A number that changes whenever keys may have changed (another process committed, or
-   * this one wrote a key), checked cheaply per request. Stores that cannot tell leave it out,
+   * A number that changes whenever keys may have changed (another connection or process
+   * changed one, or this one wrote one), checked cheaply per request. Stores that cannot tell leave it out,
    * and key caches fall back to a time bound.
    */
-  dataVersion?(): number
+  keyVersion?(): number
   close(): Promise<void>
 }
