@@ -21,6 +21,7 @@ import { healthRoutes } from './routes/health.ts'
 import { allowOnly } from './routes/method-not-allowed.ts'
 import { petRoutes } from './routes/pets.ts'
 import { sharedSchemas } from './schemas.ts'
+import { sharedSerializers } from './serializers.ts'
 import type { Store } from './store/types.ts'
 import { createValidatorCompiler } from './validation.ts'
 
@@ -64,7 +65,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     ...connectionOptions(config),
     trustProxy: trustProxyOf(config.TRUST_PROXY),
     clientErrorHandler,
-    frameworkErrors
+    frameworkErrors,
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } }
   })
   limitConnections(app, config)
 

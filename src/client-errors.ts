@@ -1,9 +1,14 @@
-import { STATUS_CODES, type ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errorBody, errorHandler } from './errors.ts'
 import { SECURITY_HEADERS } from './plugins/security-headers.ts'
 import type { ErrorCode } from './schemas.ts'
+
+// Required, not imported: an ESM import of node:http reads every export it has, and its lazy
+// WebSocket exports then load Node's whole bundled undici, a tenth of the server's start-up.
+const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http')
 
 /**
  * Answers that Fastify 5 sends without passing through setErrorHandler: requests the HTTP

@@ -44,8 +44,10 @@ export class ConfigError extends Error {}
 const INTEGER_TEXT = /^(0|[1-9]\d*)$/
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 // ajv rather than TypeBox's Value module: the service already loads ajv, and Value alone adds
-// a noticeable share of start-up time.
-const validateConfig = addFormats(new Ajv({ useDefaults: true, allErrors: false, strict: false })).compile(ConfigSchema)
+// a noticeable share of start-up time. validateSchema off: checking a schema against the
+// JSON Schema meta-schema compiles that meta-schema first, a tenth of start-up; the schemas are
+// fixed and test/schemas.test.ts checks them.
+const validateConfig = addFormats(new Ajv({ useDefaults: true, allErrors: false, strict: false, validateSchema: false })).compile(ConfigSchema)
 
 /**
  * Parses the environment once. Fails with a one-line message that names the variable,

@@ -104,14 +104,20 @@ test('the file pet writer answers a create only after the WAL holding its commit
   await assert.rejects(writer.run({ op: 'createPet', pet: { name: 'Late', categoryId: 7n } }), /the store is closed/)
 })
 
-test('a batch waits for a write lock held by another connection without holding the event loop, then commits', { timeout: 10_000 }, async (t) => {
-  const path = join(tempDir(t), 'locks.db')
+/** A WAL database with table t, a connection that fails at once on a held lock, and another to hold it. */
+function contendedDatabase (t: { after(fn: () => void): void }, name: string): { db: DatabaseSync, other: DatabaseSync } {
+  const path = join(tempDir(t), name)
   const setup = new DatabaseSync(path)
   setup.exec('PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER)')
   const other = new DatabaseSync(path)
   t.after(() => { setup.close(); other.close() })
   const db = new DatabaseSync(path)
   db.exec('PRAGMA busy_timeout = 0')
+  return { db, other }
+}
+
+test('a batch waits for a write lock held by another connection without holding the event loop, then commits', { timeout: 10_000 }, async (t) => {
+  const { db, other } = contendedDatabase(t, 'locks.db')
   const commits = new GroupCommit(db, { lockWaitMs: 1_000 })
   other.exec('BEGIN IMMEDIATE')
   const insert = db.prepare('INSERT INTO t (x) VALUES (1)')
@@ -134,13 +140,7 @@ test('a batch waits for a write lock held by another connection without holding 
 })
 
 test('past the lock wait, only the writes whose own wait is over answer 503; those that came later keep waiting and commit', { timeout: 10_000 }, async (t) => {
-  const path = join(tempDir(t), 'deadline.db')
-  const setup = new DatabaseSync(path)
-  setup.exec('PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER)')
-  const other = new DatabaseSync(path)
-  t.after(() => { setup.close(); other.close() })
-  const db = new DatabaseSync(path)
-  db.exec('PRAGMA busy_timeout = 0')
+  const { db, other } = contendedDatabase(t, 'deadline.db')
   const commits = new GroupCommit(db, { lockWaitMs: 100 })
   const insert = db.prepare('INSERT INTO t (x) VALUES (?)')
   other.exec('BEGIN IMMEDIATE')
