@@ -120,6 +120,8 @@ async function compare () {
     const bp99 = median(b.map((x) => x.p99))
     console.log(`| ${name} | ${fmt(sr)} | ${fmt(br)} | ${fmt(median(ratios), 2)}× | ${fmt(median(s.map((x) => x.p50)), 1)} / ${fmt(median(b.map((x) => x.p50)), 1)} | ${fmt(sp99, 1)} / ${fmt(bp99, 1)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} |`)
   }
+  // Start-up beside the bare framework's: on a slow or busy machine both move together.
+  console.log(`- ready after spawn: service ${fmt(service.startupMs)} ms, baseline ${fmt(baseline.startupMs)} ms`)
 }
 
 async function scale () {

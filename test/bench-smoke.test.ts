@@ -7,5 +7,6 @@ test('npm run bench -- --quick runs every scenario against the service and the b
   assert.equal(run.status, 0, run.stderr)
   const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+ \| \d+ \| \d+\.\d\d× \|/.test(line))
   assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix'])
+  assert.match(run.stdout, /^- ready after spawn: service \d+ ms, baseline \d+ ms$/m)
   assert.doesNotMatch(run.stderr, /non-2xx|errors/, 'the service answered every benchmark request as expected')
 })
