@@ -73,6 +73,13 @@ describe('rate limit of failed authentication per client address', () => {
     assert.equal((await from('10.0.0.2', app.auth.authorization)).statusCode, 200)
   })
 
+  test('IPv6 clients count per /64, and an IPv4-mapped address counts as its IPv4 address', async (t) => {
+    const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
+    const from = async (remoteAddress: string) => (await app.inject({ url: '/v1/pets', remoteAddress })).statusCode
+    assert.deepEqual([await from('2001:db8:1:2::1'), await from('2001:db8:1:2:ffff::9'), await from('2001:db8:1:3::1')], [401, 429, 401])
+    assert.deepEqual([await from('10.0.0.9'), await from('::ffff:10.0.0.9'), await from('10.0.0.10')], [401, 429, 401])
+  })
+
   test('behind a trusted proxy (TRUST_PROXY) the address is the client named in X-Forwarded-For', async (t) => {
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1', TRUST_PROXY: '127.0.0.1' } })
     const via = (client: string) => app.inject({ url: '/v1/pets', headers: { 'x-forwarded-for': client }, remoteAddress: '127.0.0.1' })
