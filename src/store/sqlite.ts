@@ -86,8 +86,9 @@ export class SqliteStore implements Store {
   keyVersion (): number {
     const external = (this.#dataVersion.get() as unknown as [number])[0]
     if (external !== this.#lastDataVersion) {
-      this.#lastDataVersion = external
+      // Read before the change is marked seen: if the read fails, the next call reads again.
       const changes = (this.#tuples(KEY_CHANGES).get() as unknown as [bigint])[0]
+      this.#lastDataVersion = external
       if (changes !== this.#lastKeyChanges) {
         this.#lastKeyChanges = changes
         this.#version++
