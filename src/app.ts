@@ -1,4 +1,5 @@
 import underPressure from '@fastify/under-pressure'
+import pino from 'pino'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
 import { clientErrorHandler, frameworkErrors } from './client-errors.ts'
@@ -8,7 +9,7 @@ import { ApiError, errorHandler, notFoundHandler } from './errors.ts'
 import { withFaults, type Faults } from './faults.ts'
 import { purgeExpiredIdempotencyRecords } from './idempotency.ts'
 import { assertUtf8, parseJsonBody } from './json-body.ts'
-import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging } from './logging.ts'
+import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './logging.ts'
 import { bearerAuth } from './plugins/auth.ts'
 import { cors } from './plugins/cors.ts'
 import { docsRoutes } from './plugins/docs.ts'
@@ -38,7 +39,7 @@ export interface AppDeps {
   /** Milliseconds since the epoch; injectable so tests can stand after getPet's sunset. */
   now?: () => number
   /** Where log lines go; tests capture them. Defaults to stdout. */
-  logStream?: NodeJS.WritableStream
+  logStream?: LogDestination
   /** Test-only: failures and delays injected around every store call. */
   faults?: Faults
 }
@@ -52,9 +53,10 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
 export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, faults }: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics()
   const store = instrumentStore(faults ? withFaults(givenStore, faults) : givenStore, metrics.storeDuration)
-  const logger = loggerOptions(config)
+  // pino and the request lines (requestLogging) write to one destination, in order.
+  const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
   const app = Fastify({
-    logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
+    logger: { ...loggerOptions(config), stream: logDestination },
     genReqId: requestIdOf,
     childLoggerFactory: lazyRequestLogger,
     // One line per request, written by requestLogging, instead of Fastify's two.
@@ -83,7 +85,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       done(error as Error, undefined)
     }
   })
-  requestLogging(app)
+  requestLogging(app, logDestination)
   await app.register(metricsPlugin, { metrics })
   await app.register(lifecycle)
   await app.register(securityHeaders)

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { PassThrough } from 'node:stream'
 import { test, type TestContext } from 'node:test'
+import type { FastifyRequest } from 'fastify'
+import pino from 'pino'
+import { BatchedLines, loggerOptions, requestLine as builtRequestLine } from '../src/logging.ts'
 import { buildTestApp, json } from './helpers.ts'
 
 /** An app whose log lines are kept for the test to read. */
@@ -64,4 +67,47 @@ test('never logs the key or the Authorization header, whatever the answer', asyn
     assert.ok(!text.includes(secret), `the log holds ${secret}`)
   }
   assert.doesNotMatch(text, /authorization/i)
+})
+
+test('the request line is the line pino writes for the same fields, whatever the path holds', () => {
+  let written = ''
+  const logger = pino({ ...loggerOptions({ LOG_LEVEL: 'info' }), timestamp: () => ',"time":0' }, { write: (line: string) => { written += line } })
+  const hostile = '/v1/pets/"quoted"\\back\u0000\u001f\u2028é😀'
+  const cases = [
+    { id: 'req-1', method: 'GET', url: `${hostile}?secret=1`, routeOptions: { url: '/v1/pets/:petId' }, apiKeyId: 7 },
+    { id: '0b9c8a1e-1111-4222-8333-444455556666', method: 'POST', url: '/v1/pets', routeOptions: { url: '/v1/pets' }, apiKeyId: undefined },
+    { id: 'req-"3"', method: 'M-SEARCH', url: '/nowhere', routeOptions: { url: undefined }, apiKeyId: undefined }
+  ]
+  for (const request of cases) {
+    written = ''
+    logger.info({
+      reqId: request.id,
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      path: request.url.split('?', 1)[0],
+      status: 418,
+      durationMs: 1.23,
+      keyId: request.apiKeyId ?? null
+    }, 'request')
+    const built = builtRequestLine(request as unknown as FastifyRequest, 418, 1.2345)
+    assert.equal(built.replace(/"time":\d+/, '"time":0'), written)
+  }
+})
+
+test('log lines wait in one string until the batch is full, the interval passes or the process exits', async () => {
+  const handed: string[] = []
+  let flushedSync = 0
+  const lines = new BatchedLines({ write: (data) => { handed.push(data); return true }, flushSync: () => { flushedSync++ } }, 10, 20)
+  lines.write('abc\n')
+  lines.write('def\n')
+  assert.deepEqual(handed, [], 'under the batch size, nothing is written yet')
+  lines.write('ghi\n')
+  assert.deepEqual(handed, ['abc\ndef\nghi\n'], 'the full batch goes out in one write')
+  lines.write('jkl\n')
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  assert.deepEqual(handed, ['abc\ndef\nghi\n', 'jkl\n'], 'a line waits no longer than the interval')
+  lines.write('mno\n')
+  lines.flushSync()
+  assert.deepEqual(handed, ['abc\ndef\nghi\n', 'jkl\n', 'mno\n'])
+  assert.equal(flushedSync, 1)
 })

@@ -14,7 +14,7 @@ test('a window starts with its first request, counts down to 0, is exceeded past
   assert.deepEqual(counters.count('key:2', 2, 60_500), { remaining: 1, ttl: 60_000, ttlInSeconds: 60, isExceeded: false })
 })
 
-test('at capacity the least recently counted key is dropped, and only that one', () => {
+test('at capacity a key not counted since it was last passed is dropped, and only that one', () => {
   const counters = new WindowCounters(60_000, 2)
   counters.count('a', 5, 0)
   counters.count('b', 5, 0)

@@ -1,3 +1,5 @@
+import { dropOneUnused, type Marked } from '../second-chance.ts'
+
 /** A budget's state after one request: what @fastify/rate-limit's limiter reports, too. */
 export interface BudgetState {
   remaining: number
@@ -7,14 +9,14 @@ export interface BudgetState {
   isExceeded: boolean
 }
 
-interface Window { count: number, startedAt: number }
+interface Window extends Marked { count: number, startedAt: number }
 
 /**
  * Request counts in fixed windows, kept in this process: the rule of @fastify/rate-limit's
  * in-memory store (a key's window starts with its first request; when it ends, the count
  * starts over). Synchronous, because the per-key count runs on every request and a promise
- * chain costs more than the count. Bounded: past `capacity` keys, the least recently counted
- * is dropped.
+ * chain costs more than the count. Bounded: past `capacity` keys, one that was not counted
+ * lately is dropped (dropOneUnused).
  */
 export class WindowCounters {
   readonly #windows = new Map<string, Window>()
@@ -30,17 +32,16 @@ export class WindowCounters {
   count (key: string, max: number, now: number): BudgetState {
     let window = this.#windows.get(key)
     if (window === undefined) {
-      if (this.#windows.size >= this.#capacity) this.#windows.delete(this.#windows.keys().next().value!)
-      window = { count: 0, startedAt: now }
+      if (this.#windows.size >= this.#capacity) dropOneUnused(this.#windows)
+      window = { count: 0, startedAt: now, used: false }
+      this.#windows.set(key, window)
     } else {
-      // Moved to the end: the map's first key is the least recently counted.
-      this.#windows.delete(key)
+      window.used = true
       if (window.startedAt + this.#windowMs <= now) {
         window.count = 0
         window.startedAt = now
       }
     }
-    this.#windows.set(key, window)
     window.count++
     const ttl = window.startedAt + this.#windowMs - now
     return { remaining: Math.max(0, max - window.count), ttl, ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: window.count > max }
