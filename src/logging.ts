@@ -149,9 +149,14 @@ export function requestLine (request: FastifyRequest, status: number, elapsedMs:
   return LINE_HEAD + Date.now() + LINE_BASE +
     ',"reqId":' + JSON.stringify(request.id) + ',"method":' + JSON.stringify(request.method) +
     ',"route":' + (route === undefined ? 'null' : JSON.stringify(route)) +
-    ',"path":' + JSON.stringify(request.url.split('?', 1)[0]) +
+    ',"path":' + JSON.stringify(pathOf(request.url)) +
     ',"status":' + status +
     ',"durationMs":' + Math.round(elapsedMs * 100) / 100 +
     ',"keyId":' + (keyId === undefined ? 'null' : keyId) +
     ',"msg":"request"}\n'
+}
+
+function pathOf (url: string): string {
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
 }

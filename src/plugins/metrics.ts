@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import type { Store } from '../store/types.ts'
+import { RequestMetrics } from './request-metrics.ts'
 
 /** The service's own metrics: one set per app instance, so tests can build many apps side by side. */
 export interface Metrics {
   registry: Registry
-  httpRequests: Counter<'route' | 'method' | 'status'>
-  httpDuration: Histogram<'route' | 'method' | 'status'>
+  /** http_requests_total and http_request_duration_seconds. */
+  http: RequestMetrics
   petsCreated: Counter
   authFailures: Counter
   rateLimited: Counter
@@ -32,16 +33,19 @@ function processMetrics (): Registry {
 export function createMetrics (): Metrics {
   const own = new Registry()
   const registers = [own]
-  const http = { labelNames: ['route', 'method', 'status'] as const, registers }
+  const http = new RequestMetrics(
+    { counter: 'http_requests_total', histogram: 'http_request_duration_seconds' },
+    {
+      counter: 'HTTP requests answered, by route template, method and status.',
+      histogram: 'Time from receiving a request to sending its answer, by route template, method and status.'
+    },
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+  )
+  own.registerMetric(http.counter)
+  own.registerMetric(http.histogram)
   const metrics: Metrics = {
     registry: own,
-    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route template, method and status.', ...http }),
-    httpDuration: new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from receiving a request to sending its answer, by route template, method and status.',
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      ...http
-    }),
+    http,
     petsCreated: new Counter({ name: 'petstore_pets_created_total', help: 'Pets added through createPet (idempotent replays not counted).', registers }),
     authFailures: new Counter({ name: 'petstore_auth_failures_total', help: 'Requests refused with 401 for a missing or invalid API key.', registers }),
     rateLimited: new Counter({ name: 'petstore_rate_limited_total', help: 'Requests refused with 429 by a rate limit.', registers }),
@@ -99,12 +103,12 @@ function timed (target: Store, method: (...a: unknown[]) => unknown, operation: 
 /** Counts every answer by route template (never the raw URL, which would grow without bound). */
 export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }) {
   app.addHook('onResponse', (request, reply, done) => {
-    const labels = { route: request.routeOptions.url ?? 'unmatched', method: request.method, status: String(reply.statusCode) }
-    metrics.httpRequests.inc(labels)
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000)
-    if (reply.statusCode === 401) metrics.authFailures.inc()
-    if (reply.statusCode === 429) metrics.rateLimited.inc()
-    if (reply.statusCode === 201 && labels.route === '/v1/pets' && request.method === 'POST' && !reply.hasHeader('idempotent-replayed')) {
+    const route = request.routeOptions.url ?? 'unmatched'
+    const status = reply.statusCode
+    metrics.http.record(route, request.method, status, reply.elapsedTime / 1000)
+    if (status === 401) metrics.authFailures.inc()
+    if (status === 429) metrics.rateLimited.inc()
+    if (status === 201 && route === '/v1/pets' && request.method === 'POST' && !reply.hasHeader('idempotent-replayed')) {
       metrics.petsCreated.inc()
     }
     done()
