@@ -126,20 +126,30 @@ async function compare () {
 
 async function scale () {
   const sizes = flags.quick ? [1_000, 20_000] : [1_000, 1_000_000]
-  const results = new Map<string, Map<number, LoadResult>>()
+  const results = new Map<string, Map<number, LoadResult[]>>()
   const extra: string[] = []
+  // Both stores are served at once and measured in alternation, round by round, as the main
+  // comparison does: on a machine whose speed drifts from minute to minute, measuring one size
+  // after the other would put the drift into the ratio.
+  const servers: Array<{ size: number, prepared: Prepared, service: BenchServer }> = []
   for (const size of sizes) {
     const prepared = await prepareStore(size)
-    const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
+    const service = await startServer(`service@${size}`, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
     extra.push(`${size} pets: ready in ${fmt(service.startupMs)} ms after spawn`)
     await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)
+    servers.push({ size, prepared, service })
+  }
+  for (let round = 0; round < rounds; round++) {
     for (const scenario of SCALE_SCENARIOS) {
-      const byRound: LoadResult[] = []
-      for (let round = 0; round < rounds; round++) byRound.push(await measure(service, scenario, size, prepared.key))
-      const row = results.get(scenario.name) ?? new Map()
+      const row = results.get(scenario.name) ?? new Map<number, LoadResult[]>()
       results.set(scenario.name, row)
-      row.set(size, { rps: median(byRound.map((r) => r.rps)), p50: median(byRound.map((r) => r.p50)), p99: median(byRound.map((r) => r.p99)), non2xx: 0, errors: 0 })
+      for (const { size, prepared, service } of round % 2 === 0 ? servers : [...servers].reverse()) {
+        const sample = await measure(service, scenario, size, prepared.key)
+        row.set(size, [...(row.get(size) ?? []), sample])
+      }
     }
+  }
+  for (const { size, prepared, service } of servers) {
     const mix = await measure(service, SCENARIOS.find((s) => s.name === 'mix')!, size, prepared.key)
     extra.push(`${size} pets: RSS under the mix ${fmt(mix.rss)} MB (${fmt(mix.rps)} req/s)`)
     await service.stop()
@@ -150,13 +160,16 @@ async function scale () {
   // mean latency follows exactly from the throughput at a fixed number of connections
   // (Little's law: latency = connections / throughput), in microseconds.
   const meanUs = (r: LoadResult) => connections / r.rps * 1e6
-  console.log(`\nscale: ${connections} connections, ${duration} s × ${rounds} rounds, medians (p50/p99 in ms as autocannon reports them; mean latency in µs from connections ÷ req/s)`)
+  console.log(`\nscale: ${connections} connections, ${duration} s × ${rounds} rounds, both sizes served at once and measured in alternation, medians (p50/p99 in ms as autocannon reports them; mean latency in µs from connections ÷ req/s)`)
   console.log(`| scenario | p50 @${small} | p50 @${large} | p99 @${small} | p99 @${large} | req/s @${small} | req/s @${large} | mean µs @${small} | mean µs @${large} | mean ratio |`)
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+  const medianOf = (samples: LoadResult[]): LoadResult => ({ rps: median(samples.map((r) => r.rps)), p50: median(samples.map((r) => r.p50)), p99: median(samples.map((r) => r.p99)), non2xx: 0, errors: 0 })
   for (const [name, row] of results) {
-    const a = row.get(small)!
-    const b = row.get(large)!
-    console.log(`| ${name} | ${fmt(a.p50, 1)} | ${fmt(b.p50, 1)} | ${fmt(a.p99, 1)} | ${fmt(b.p99, 1)} | ${fmt(a.rps)} | ${fmt(b.rps)} | ${fmt(meanUs(a))} | ${fmt(meanUs(b))} | ${fmt(meanUs(b) / meanUs(a), 2)}× |`)
+    const a = medianOf(row.get(small)!)
+    const b = medianOf(row.get(large)!)
+    // The ratio of each round's pair, then their median: both sizes ran within a minute.
+    const ratio = median(row.get(large)!.map((r, i) => meanUs(r) / meanUs(row.get(small)![i]!)))
+    console.log(`| ${name} | ${fmt(a.p50, 1)} | ${fmt(b.p50, 1)} | ${fmt(a.p99, 1)} | ${fmt(b.p99, 1)} | ${fmt(a.rps)} | ${fmt(b.rps)} | ${fmt(meanUs(a))} | ${fmt(meanUs(b))} | ${fmt(ratio, 2)}× |`)
   }
   for (const line of extra) console.log(`- ${line}`)
 }
