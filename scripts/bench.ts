@@ -132,28 +132,35 @@ async function scale () {
   // comparison does: on a machine whose speed drifts from minute to minute, measuring one size
   // after the other would put the drift into the ratio.
   const servers: Array<{ size: number, prepared: Prepared, service: BenchServer }> = []
-  for (const size of sizes) {
-    const prepared = await prepareStore(size)
-    const service = await startServer(`service@${size}`, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
-    extra.push(`${size} pets: ready in ${fmt(service.startupMs)} ms after spawn`)
-    await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)
-    servers.push({ size, prepared, service })
-  }
-  for (let round = 0; round < rounds; round++) {
-    for (const scenario of SCALE_SCENARIOS) {
-      const row = results.get(scenario.name) ?? new Map<number, LoadResult[]>()
-      results.set(scenario.name, row)
-      for (const { size, prepared, service } of round % 2 === 0 ? servers : [...servers].reverse()) {
-        const sample = await measure(service, scenario, size, prepared.key)
-        row.set(size, [...(row.get(size) ?? []), sample])
+  try {
+    for (const size of sizes) {
+      const prepared = await prepareStore(size)
+      const service = await startServer(`service@${size}`, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
+        .catch(async (error: unknown) => { await prepared.cleanup(); throw error })
+      servers.push({ size, prepared, service })
+      extra.push(`${size} pets: ready in ${fmt(service.startupMs)} ms after spawn`)
+      await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (const scenario of SCALE_SCENARIOS) {
+        const row = results.get(scenario.name) ?? new Map<number, LoadResult[]>()
+        results.set(scenario.name, row)
+        for (const { size, prepared, service } of round % 2 === 0 ? servers : [...servers].reverse()) {
+          const sample = await measure(service, scenario, size, prepared.key)
+          row.set(size, [...(row.get(size) ?? []), sample])
+        }
       }
     }
-  }
-  for (const { size, prepared, service } of servers) {
-    const mix = await measure(service, SCENARIOS.find((s) => s.name === 'mix')!, size, prepared.key)
-    extra.push(`${size} pets: RSS under the mix ${fmt(mix.rss)} MB (${fmt(mix.rps)} req/s)`)
-    await service.stop()
-    await prepared.cleanup()
+    for (const { size, prepared, service } of servers) {
+      const mix = await measure(service, SCENARIOS.find((s) => s.name === 'mix')!, size, prepared.key)
+      extra.push(`${size} pets: RSS under the mix ${fmt(mix.rss)} MB (${fmt(mix.rps)} req/s)`)
+    }
+  } finally {
+    // A failed run leaves no server behind, and no store.
+    for (const { prepared, service } of servers) {
+      await service.stop()
+      await prepared.cleanup()
+    }
   }
   const [small, large] = sizes as [number, number]
   // autocannon reports latency in whole milliseconds, too coarse for answers under one: the

@@ -30,8 +30,9 @@ const LOG_BATCH_CHARS = 4096
 /**
  * Standard output, written in batches: one write per line costs a system call per request,
  * a tenth of what the service spends on a small answer. Lines wait at most LOG_FLUSH_MS, and
- * whatever is waiting is written when the process exits, also on a fatal error; only a
- * SIGKILL can lose the last LOG_FLUSH_MS of lines.
+ * whatever is waiting is written when the process exits, also on a fatal error. Only an end
+ * without Node's exit event can lose the last LOG_FLUSH_MS of lines: SIGKILL, an abort, or a
+ * signal the service does not handle (it handles SIGTERM and SIGINT).
  */
 export function batchedStdout (): LogDestination {
   const lines = new BatchedLines(pino.destination({ dest: 1, sync: true }), LOG_BATCH_CHARS, LOG_FLUSH_MS)

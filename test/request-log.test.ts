@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { PassThrough } from 'node:stream'
 import { test, type TestContext } from 'node:test'
 import type { FastifyRequest } from 'fastify'
@@ -110,4 +111,24 @@ test('log lines wait in one string until the batch is full, the interval passes 
   lines.flushSync()
   assert.deepEqual(handed, ['abc\ndef\nghi\n', 'jkl\n', 'mno\n'])
   assert.equal(flushedSync, 1)
+})
+
+test('below the info level no request line is written', async (t) => {
+  const stream = new PassThrough()
+  let text = ''
+  stream.on('data', (chunk: Buffer) => { text += chunk })
+  const api = await buildTestApp(t, { env: { LOG_LEVEL: 'warn' }, logStream: stream })
+  assert.equal((await api.inject({ url: '/v1/pets', headers: api.auth })).statusCode, 200)
+  assert.equal((await api.inject({ url: '/v1/pets' })).statusCode, 401)
+  api.app.log.warn('a warning')
+  assert.deepEqual(text.split('\n').filter(Boolean).map((line) => JSON.parse(line).msg), ['a warning'])
+})
+
+test('lines still waiting are written when the process exits, also on an uncaught error', () => {
+  const logging = new URL('../src/logging.ts', import.meta.url).href
+  for (const ending of ['process.exit(0)', 'throw new Error(\'fatal\')']) {
+    const script = `import { batchedStdout } from '${logging}'; const out = batchedStdout(); out.write('first\\n'); out.write('second\\n'); ${ending}`
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
+    assert.equal(run.stdout, 'first\nsecond\n', `${ending}: ${run.stderr}`)
+  }
 })

@@ -63,14 +63,18 @@ export class RequestMetrics {
     return values
   }
 
-  /** An object prom-client's registry takes as a metric: it calls get() and reset(). */
+  /**
+   * An object prom-client's registry takes as a metric: it calls get() and reset(), and may
+   * rename it (OpenMetrics output drops a counter's _total), so get() reads the name back.
+   * The two metrics count the same requests, so resetting either resets both.
+   */
   #metric (name: string, help: string, type: 'counter' | 'histogram', values: () => Sample[]): Metric {
-    const metric = {
+    const metric: { name: string, help: string, type: string, aggregator: string, get(): Promise<unknown>, reset(): void } = {
       name,
       help,
       type,
       aggregator: 'sum',
-      get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
+      get: async () => ({ name: metric.name, help, type, aggregator: 'sum', values: values() }),
       reset: () => { this.#series.clear() }
     }
     return metric as unknown as Metric
