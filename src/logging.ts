@@ -43,6 +43,9 @@ export function batchedStdout (): LogDestination {
 /** Where log lines go: a stream, or anything with pino's write(line). */
 export type LogDestination = Pick<NodeJS.WritableStream, 'write'>
 
+/** What BatchedLines writes to: sonic-boom (pino.destination), or a stand-in in tests. */
+interface LineFile { write(data: string): boolean, flushSync(): void }
+
 /**
  * Lines joined into one string until `batchChars` wait, then handed to the file on in one
  * write. In front of sonic-boom, whose own batching measures the byte length of everything
@@ -50,11 +53,11 @@ export type LogDestination = Pick<NodeJS.WritableStream, 'write'>
  * line costs a string append, and sonic-boom (EAGAIN, partial writes) does each actual write.
  */
 export class BatchedLines implements LogDestination {
-  readonly #file: { write(data: string): boolean, flushSync(): void }
+  readonly #file: LineFile
   readonly #batchChars: number
   #waiting = ''
 
-  constructor (file: { write(data: string): boolean, flushSync(): void }, batchChars: number, flushMs: number) {
+  constructor (file: LineFile, batchChars: number, flushMs: number) {
     this.#file = file
     this.#batchChars = batchChars
     setInterval(() => this.#hand(), flushMs).unref()
@@ -125,9 +128,9 @@ const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())
 /**
  * One line per request: id, method, route template, status, duration, key id. Never the key.
  * The line has a fixed shape, so it is built as a string, the same line pino writes for
- * log.info({ reqId, ... }, 'request'), at a fifth of the cost of pino's generic serializer
- * and redaction pass; every other line goes through pino. Both go to the same destination,
- * so their order is kept.
+ * log.info({ reqId, ... }, 'request'), without pino's generic serializer and redaction pass
+ * (the log hook fell from about 7 % to 4.4 % of a cached listing's profile); every other line
+ * goes through pino. Both go to the same destination, so their order is kept.
  */
 export function requestLogging (app: FastifyInstance, destination: LogDestination) {
   // Hooks in callback form here and in the other per-request plugins: no promise per hook.
