@@ -15,7 +15,7 @@ import { cors } from './plugins/cors.ts'
 import { docsRoutes } from './plugins/docs.ts'
 import { lifecycle } from './plugins/lifecycle.ts'
 import { createMetrics, instrumentStore, metricsPlugin } from './plugins/metrics.ts'
-import { openapi, openapiRoute } from './plugins/openapi.ts'
+import { openapiRoute } from './plugins/openapi.ts'
 import { registerRateLimits } from './plugins/rate-limits.ts'
 import { securityHeaders } from './plugins/security-headers.ts'
 import { healthRoutes } from './routes/health.ts'
@@ -24,7 +24,7 @@ import { petRoutes } from './routes/pets.ts'
 import { sharedSchemas } from './schemas.ts'
 import { sharedSerializers } from './serializers.ts'
 import type { Store } from './store/types.ts'
-import { createValidatorCompiler } from './validation.ts'
+import { validatorFactory } from './validation.ts'
 
 export const BODY_LIMIT_BYTES = 16 * 1024
 // Two samples of the load-shedding monitor (one a second).
@@ -42,6 +42,11 @@ export interface AppDeps {
   logStream?: LogDestination
   /** Test-only: failures and delays injected around every store call. */
   faults?: Faults
+  /**
+   * Records the routes so that `app.swagger()` gives the OpenAPI document they describe:
+   * `npm run openapi` and its test. The service itself serves the committed document.
+   */
+  describeRoutes?: boolean
 }
 
 /** TRUST_PROXY: "true" (any proxy), or the comma-separated addresses/CIDRs of the proxies in front. */
@@ -50,7 +55,7 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
   return setting === 'true' ? true : setting
 }
 
-export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, faults }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, faults, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics()
   const store = instrumentStore(faults ? withFaults(givenStore, faults) : givenStore, metrics.storeDuration)
   // pino and the request lines (requestLogging) write to one destination, in order.
@@ -68,11 +73,10 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     trustProxy: trustProxyOf(config.TRUST_PROXY),
     clientErrorHandler,
     frameworkErrors,
-    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } }
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers, buildValidator: validatorFactory() } }
   })
   limitConnections(app, config)
 
-  app.setValidatorCompiler(createValidatorCompiler())
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
@@ -109,11 +113,12 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     redisKeyPrefix: config.REDIS_KEY_PREFIX
   })
 
-  await app.register(openapi, { publicUrl: config.PUBLIC_URL })
+  // Before every route, which it records.
+  if (describeRoutes) await app.register((await import('./plugins/openapi-generator.ts')).describeRoutes)
   await app.register(healthRoutes, { store, redis, isDraining: () => app.isDraining() })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
-    await v1.register(openapiRoute)
+    await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL })
     // Encapsulated: the bearer check covers the pet operations only.
     await v1.register(async (guarded) => {
       guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS, limits))

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 import { ApiError, type ErrorDetail } from './errors.ts'
 import { parseInt64 } from './int64.ts'
 import { numberSource } from './json-body.ts'
@@ -161,4 +161,18 @@ export function createValidatorCompiler (): FastifySchemaCompiler<JsonSchema> {
     if (httpPart === 'headers') return compileText('header', schema)
     throw new Error(`no validator for ${httpPart ?? 'unknown part'}`)
   }
+}
+
+type BuildValidator = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>
+
+/**
+ * The compiler above as Fastify's schema controller takes it (`compilersFactory.buildValidator`):
+ * given that way, Fastify does not load its own Ajv compiler at start, which
+ * `setValidatorCompiler` leaves it to do. Fastify calls the factory with its shared schemas and
+ * Ajv options, which this compiler does not need (it adds the shared schemas itself); the cast
+ * is there because the option's type names @fastify/ajv-compiler's own signature.
+ */
+export function validatorFactory (): BuildValidator {
+  const compiler = createValidatorCompiler()
+  return (() => compiler) as unknown as BuildValidator
 }

@@ -76,7 +76,7 @@ export interface TestApp {
   auth: { authorization: string }
 }
 
-export type TestAppOptions = Pick<AppDeps, 'now' | 'logStream' | 'redis' | 'faults'> & { env?: Record<string, string> }
+export type TestAppOptions = Pick<AppDeps, 'now' | 'logStream' | 'redis' | 'faults' | 'describeRoutes'> & { env?: Record<string, string> }
 
 /** An app on a fresh store with one key, closed when the test ends. */
 export async function buildTestApp (t: TestContext, options: TestAppOptions = {}): Promise<TestApp> {

@@ -1,13 +1,37 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import SwaggerParser from '@apidevtools/swagger-parser'
+import { documentText } from '../src/plugins/openapi-generator.ts'
 import { buildTestApp, openapiDocument, validateResponse } from './helpers.ts'
 
-test('the served OpenAPI document equals the committed openapi.json (npm run openapi rewrites it)', async (t) => {
+const COMMITTED = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8')
+
+test('the committed openapi.json is, byte for byte, the document the routes describe (npm run openapi rewrites it)', async (t) => {
+  const { app } = await buildTestApp(t, { describeRoutes: true })
+  await app.ready()
+  assert.equal(documentText(app), COMMITTED)
+})
+
+test('GET /v1/openapi.json serves the committed document as it is, without a key', async (t) => {
   const { app } = await buildTestApp(t)
   const res = await app.inject({ url: '/v1/openapi.json' })
   assert.equal(res.statusCode, 200)
-  assert.deepEqual(JSON.parse(res.body), openapiDocument)
+  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+  assert.equal(res.body, COMMITTED)
+})
+
+test('under PUBLIC_URL the served document names it as its one server, keeps the int64 bounds exact, and is otherwise the committed one', async (t) => {
+  const { app } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/v1' } })
+  const res = await app.inject({ url: '/v1/openapi.json' })
+  assert.equal(res.statusCode, 200)
+  assert.deepEqual(JSON.parse(res.body), {
+    ...openapiDocument,
+    servers: [{ url: 'https://api.example.com/v1', description: 'This deployment (production, staging or local, as PUBLIC_URL says)', 'x-internal': false }]
+  })
+  const bounds = (text: string) => text.match(/"(minimum|maximum)": -?\d{19}\b/g)
+  assert.ok((bounds(COMMITTED) ?? []).length > 0)
+  assert.deepEqual(bounds(res.body), bounds(COMMITTED))
 })
 
 test('openapi.json is a valid OpenAPI 3.1 document with the three operations of the interface', async () => {
