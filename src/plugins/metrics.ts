@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client'
 import type { Store } from '../store/types.ts'
-import { RequestMetrics } from './request-metrics.ts'
+import { RequestMetrics, StoreDurations } from './series-metrics.ts'
 
 /** The service's own metrics: one set per app instance, so tests can build many apps side by side. */
 export interface Metrics {
@@ -12,7 +12,8 @@ export interface Metrics {
   petsCreated: Counter
   authFailures: Counter
   rateLimited: Counter
-  storeDuration: Histogram<'operation' | 'outcome'>
+  /** petstore_store_query_duration_seconds. */
+  storeDuration: StoreDurations
 }
 
 let processRegistry: Registry | undefined
@@ -34,29 +35,26 @@ export function createMetrics (): Metrics {
   const own = new Registry()
   const registers = [own]
   const http = new RequestMetrics(
-    { counter: 'http_requests_total', histogram: 'http_request_duration_seconds' },
-    {
-      counter: 'HTTP requests answered, by route template, method and status.',
-      histogram: 'Time from receiving a request to sending its answer, by route template, method and status.'
-    },
+    { name: 'http_requests_total', help: 'HTTP requests answered, by route template, method and status.' },
+    { name: 'http_request_duration_seconds', help: 'Time from receiving a request to sending its answer, by route template, method and status.' },
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
   )
   own.registerMetric(http.counter)
   own.registerMetric(http.histogram)
+  // Every authenticated request makes a store call (the key cache's version check).
+  const storeDuration = new StoreDurations(
+    { name: 'petstore_store_query_duration_seconds', help: 'Time spent in store calls, by store operation and outcome (ok or error).' },
+    [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+  )
   const metrics: Metrics = {
     registry: own,
     http,
     petsCreated: new Counter({ name: 'petstore_pets_created_total', help: 'Pets added through createPet (idempotent replays not counted).', registers }),
     authFailures: new Counter({ name: 'petstore_auth_failures_total', help: 'Requests refused with 401 for a missing or invalid API key.', registers }),
     rateLimited: new Counter({ name: 'petstore_rate_limited_total', help: 'Requests refused with 429 by a rate limit.', registers }),
-    storeDuration: new Histogram({
-      name: 'petstore_store_query_duration_seconds',
-      help: 'Time spent in store calls, by store operation and outcome (ok or error).',
-      labelNames: ['operation', 'outcome'],
-      buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers
-    })
+    storeDuration
   }
+  own.registerMetric(storeDuration.histogram)
   metrics.registry = Registry.merge([own, processMetrics()])
   return metrics
 }
@@ -82,20 +80,24 @@ export function instrumentStore (store: Store, duration: Metrics['storeDuration'
   })
 }
 
-function timed (target: Store, method: (...a: unknown[]) => unknown, operation: string, duration: Metrics['storeDuration']) {
+function timed (target: Store, method: (...a: unknown[]) => unknown, operation: string, durations: StoreDurations) {
+  const seconds = (started: number) => (performance.now() - started) / 1000
   return (...args: unknown[]) => {
-    const end = duration.startTimer({ operation })
+    const started = performance.now()
     let result: unknown
     try {
       result = method.apply(target, args)
     } catch (error) {
-      end({ outcome: 'error' })
+      durations.record(operation, 'error', seconds(started))
       throw error
     }
-    if (!(result instanceof Promise)) { end({ outcome: 'ok' }); return result }
+    if (!(result instanceof Promise)) {
+      durations.record(operation, 'ok', seconds(started))
+      return result
+    }
     return result.then(
-      (resolved) => { end({ outcome: 'ok' }); return resolved },
-      (error: unknown) => { end({ outcome: 'error' }); throw error }
+      (resolved) => { durations.record(operation, 'ok', seconds(started)); return resolved },
+      (error: unknown) => { durations.record(operation, 'error', seconds(started)); throw error }
     )
   }
 }
