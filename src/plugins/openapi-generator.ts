@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { LOCAL_SERVER } from './openapi.ts'
+import { LOCAL_SERVER, rawJson } from './openapi.ts'
 
 /**
  * Writes the OpenAPI document from the routes' own schemas: `npm run openapi` runs it to
@@ -28,8 +28,6 @@ Decisions this service takes where the interface is silent:
 - **getPet** is deprecated (\`Deprecation\`, \`Sunset\`, \`Link\` headers on every answer) and answers 410 \`gone\` from its sunset on.
 - Not shown by the interface, and not offered: updating or deleting animals, categories, orders, events.`
 
-// JSON.rawJSON (Node 22+) writes the exact literal: a double cannot hold 2^63 - 1.
-const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON
 const INT64_BOUNDS = { minimum: rawJson('-9223372036854775808'), maximum: rawJson('9223372036854775807') }
 
 /**

@@ -13,8 +13,8 @@ const DOCUMENT_FILE = new URL('../../openapi.json', import.meta.url)
 export const LOCAL_SERVER = { url: '/v1', description: 'This server (production, staging or local), relative to the document', 'x-internal': false }
 const DEPLOYMENT_DESCRIPTION = 'This deployment (production, staging or local, as PUBLIC_URL says)'
 
-// JSON.rawJSON (Node 22+) writes the exact literal back: a double cannot hold 2^63 - 1.
-const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON
+/** JSON.rawJSON (Node 22+): JSON.stringify writes the literal as given; a double cannot hold 2^63 - 1. */
+export const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON
 type Reviver = (this: unknown, key: string, value: unknown) => unknown
 const exactNumbers = (_key: string, value: unknown, context?: { source?: string }) =>
   typeof value === 'number' && !Number.isSafeInteger(value) && context?.source ? rawJson(context.source) : value
