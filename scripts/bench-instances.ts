@@ -82,8 +82,8 @@ try {
       const failed = results.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
       if (count === 1) single.set(scenario.name, rps)
       const ratio = rps / single.get(scenario.name)!
-      rows.push(`| ${scenario.name} | ${count} | ${Math.round(rps)} | ${ratio.toFixed(2)}× | ${p99} | ${failed} |`)
-      process.stderr.write(`${scenario.name} on ${count} instance(s): ${Math.round(rps)} req/s, p99 ${p99} ms, ${failed} failed\n`)
+      rows.push(`| ${scenario.name} | ${count} | ${Math.round(rps)} | ${ratio.toFixed(2)}× | ${p99.toFixed(2)} | ${failed} |`)
+      process.stderr.write(`${scenario.name} on ${count} instance(s): ${Math.round(rps)} req/s, p99 ${p99.toFixed(2)} ms, ${failed} failed\n`)
     }
   }
 } finally {

@@ -118,7 +118,7 @@ async function compare () {
     const ratios = s.map((x, i) => x.rps / b[i]!.rps)
     const sp99 = median(s.map((x) => x.p99))
     const bp99 = median(b.map((x) => x.p99))
-    console.log(`| ${name} | ${fmt(sr)} | ${fmt(br)} | ${fmt(median(ratios), 2)}× | ${fmt(median(s.map((x) => x.p50)), 1)} / ${fmt(median(b.map((x) => x.p50)), 1)} | ${fmt(sp99, 1)} / ${fmt(bp99, 1)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} |`)
+    console.log(`| ${name} | ${fmt(sr)} | ${fmt(br)} | ${fmt(median(ratios), 2)}× | ${fmt(median(s.map((x) => x.p50)), 2)} / ${fmt(median(b.map((x) => x.p50)), 2)} | ${fmt(sp99, 2)} / ${fmt(bp99, 2)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} |`)
   }
   // Start-up beside the bare framework's: on a slow or busy machine both move together.
   console.log(`- ready after spawn: service ${fmt(service.startupMs)} ms, baseline ${fmt(baseline.startupMs)} ms`)
@@ -164,20 +164,20 @@ async function scale () {
     }
   }
   const [small, large] = sizes as [number, number]
-  // autocannon reports latency in whole milliseconds, too coarse for answers under one: the
-  // mean latency follows exactly from the throughput at a fixed number of connections
+  // The mean latency follows exactly from the throughput at a fixed number of connections
   // (Little's law: latency = connections / throughput), in microseconds.
   const meanUs = (r: LoadResult) => connections / r.rps * 1e6
-  console.log(`\nscale: ${connections} connections, ${duration} s × ${rounds} rounds, both sizes served at once and measured in alternation, medians (p50/p99 in ms as autocannon reports them; mean latency in µs from connections ÷ req/s)`)
-  console.log(`| scenario | p50 @${small} | p50 @${large} | p99 @${small} | p99 @${large} | req/s @${small} | req/s @${large} | mean µs @${small} | mean µs @${large} | mean ratio |`)
-  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+  // Each round's pair compared, then the median: both sizes ran within a minute of each other.
+  const pairRatio = (row: Map<number, LoadResult[]>, of: (r: LoadResult) => number) =>
+    median(row.get(large)!.map((r, i) => of(r) / of(row.get(small)![i]!)))
+  console.log(`\nscale: ${connections} connections, ${duration} s × ${rounds} rounds, both sizes served at once and measured in alternation, medians (latency in ms; mean from connections ÷ req/s)`)
+  console.log(`| scenario | p50 @${small} | p50 @${large} | p50 ratio | p99 @${small} | p99 @${large} | req/s @${small} | req/s @${large} | mean ratio |`)
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
   const medianOf = (samples: LoadResult[]): LoadResult => ({ rps: median(samples.map((r) => r.rps)), p50: median(samples.map((r) => r.p50)), p99: median(samples.map((r) => r.p99)), non2xx: 0, errors: 0 })
   for (const [name, row] of results) {
     const a = medianOf(row.get(small)!)
     const b = medianOf(row.get(large)!)
-    // The ratio of each round's pair, then their median: both sizes ran within a minute.
-    const ratio = median(row.get(large)!.map((r, i) => meanUs(r) / meanUs(row.get(small)![i]!)))
-    console.log(`| ${name} | ${fmt(a.p50, 1)} | ${fmt(b.p50, 1)} | ${fmt(a.p99, 1)} | ${fmt(b.p99, 1)} | ${fmt(a.rps)} | ${fmt(b.rps)} | ${fmt(meanUs(a))} | ${fmt(meanUs(b))} | ${fmt(ratio, 2)}× |`)
+    console.log(`| ${name} | ${fmt(a.p50, 3)} | ${fmt(b.p50, 3)} | ${fmt(pairRatio(row, (r) => r.p50), 2)}× | ${fmt(a.p99, 2)} | ${fmt(b.p99, 2)} | ${fmt(a.rps)} | ${fmt(b.rps)} | ${fmt(pairRatio(row, meanUs), 2)}× |`)
   }
   for (const line of extra) console.log(`- ${line}`)
 }
