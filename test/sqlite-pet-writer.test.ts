@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { openStore } from '../src/store/index.ts'
 
@@ -55,5 +56,22 @@ test('an idempotent create on the pet writer connection replays, conflicts and c
   assert.deepEqual(second, { outcome: 'replayed', pet: { id: 1n, name: 'once', categoryId: 9n } })
   assert.deepEqual(await store.createPetIdempotently({ name: 'other', categoryId: 9n }, { ...owned, fingerprint: 'f-2' }), { outcome: 'conflict' })
   assert.equal(await store.countPets(), 1)
+  await store.close()
+})
+
+test('ids near the top of int64 come back exactly, and an id is never reused after its row is gone', async (t) => {
+  const { url, store } = await fileStore(t)
+  const admin = new DatabaseSync(url.slice('sqlite:'.length))
+  t.after(() => admin.close())
+  // AUTOINCREMENT's counter: the next id is one above it.
+  admin.exec("INSERT INTO sqlite_sequence (name, seq) VALUES ('pets', 9223372036854775799)")
+
+  const first = await store.createPet({ name: 'high', categoryId: 1n, status: 'sold' })
+  assert.deepEqual(first, { id: 9223372036854775800n, name: 'high', categoryId: 1n, status: 'sold' })
+  admin.exec('DELETE FROM pets')
+  const second = await store.createPet({ name: 'next', categoryId: 2n })
+  assert.deepEqual(second, { id: 9223372036854775801n, name: 'next', categoryId: 2n })
+  assert.deepEqual(await store.getPet(9223372036854775801n), second)
+  assert.equal(await store.getPet(9223372036854775800n), undefined)
   await store.close()
 })

@@ -32,7 +32,8 @@ export class PetWrites {
       statement.setReadBigInts(true)
       return statement
     }
-    this.#insert = prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
+    // run() gives the new rowid: a RETURNING clause would make SQLite build a result row for it.
+    this.#insert = prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
     this.#insertReturningRow = prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status')
     this.#findRecord = prepare('SELECT fingerprint, pet_id, expires_at FROM idempotency_records WHERE api_key_id = ? AND idempotency_key = ?')
     this.#getPet = prepare('SELECT id, name, category_id, status FROM pets WHERE id = ?')
@@ -48,8 +49,8 @@ export class PetWrites {
   }
 
   createPet (pet: NewPet): Pet {
-    const { id } = this.#insert.get(pet.name, pet.categoryId, pet.status ?? null) as { id: bigint }
-    return { id, ...pet }
+    const { lastInsertRowid } = this.#insert.run(pet.name, pet.categoryId, pet.status ?? null)
+    return { id: lastInsertRowid as bigint, ...pet }
   }
 
   /**
