@@ -147,11 +147,15 @@ export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions
       reply.type(JSON_TYPE).send(cached)
       return
     }
-    return store.getPet(request.params.petId).then((pet) => {
-      if (!pet) throw new ApiError('not_found', `No pet has id ${id}.`)
-      const json = serialize(reply, pet)
-      found.set(id, json)
-      reply.type(JSON_TYPE).send(json)
-    })
+    const pet = store.getPet(request.params.petId)
+    if (pet instanceof Promise) return pet.then((read) => { sendPet(reply, id, read) })
+    sendPet(reply, id, pet)
   })
+
+  function sendPet (reply: FastifyReply, id: string, pet: Pet | undefined) {
+    if (!pet) throw new ApiError('not_found', `No pet has id ${id}.`)
+    const json = serialize(reply, pet)
+    found.set(id, json)
+    reply.type(JSON_TYPE).send(json)
+  }
 }

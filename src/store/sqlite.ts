@@ -166,7 +166,7 @@ export class SqliteStore implements Store {
     return Number(this.#statement('DELETE FROM idempotency_records WHERE expires_at <= ?').run(now).changes)
   }
 
-  async getPet (id: bigint): Promise<Pet | undefined> {
+  getPet (id: bigint): Pet | undefined {
     const row = this.#tuples(SQLITE_HOT_QUERIES.getPet).get(id)
     return row ? petFromTuple(row as unknown as PetTuple) : undefined
   }

@@ -61,7 +61,11 @@ export interface Store {
   createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
   /** Removes records that expired before now (ISO 8601); returns how many. */
   deleteExpiredIdempotencyRecords(now: string): Promise<number>
-  getPet(id: bigint): Promise<Pet | undefined>
+  /**
+   * A store that reads in this thread (SQLite) answers at once, with the pet rather than a
+   * promise of it: a get that misses the answer cache then costs no promise either.
+   */
+  getPet(id: bigint): Pet | undefined | Promise<Pet | undefined>
   listPets(options: ListPetsOptions): Promise<Pet[]>
   countPets(): Promise<number>
   createApiKey(key: NewApiKey): Promise<ApiKeyRecord>
