@@ -1,4 +1,4 @@
-import { dropOneUnused, type Marked } from '../second-chance.ts'
+import { SecondChanceMap } from '../second-chance.ts'
 
 /** A budget's state after one request: what @fastify/rate-limit's limiter reports, too. */
 export interface BudgetState {
@@ -9,38 +9,33 @@ export interface BudgetState {
   isExceeded: boolean
 }
 
-interface Window extends Marked { count: number, startedAt: number }
+interface Window { count: number, startedAt: number }
 
 /**
  * Request counts in fixed windows, kept in this process: the rule of @fastify/rate-limit's
  * in-memory store (a key's window starts with its first request; when it ends, the count
  * starts over). Synchronous, because the per-key count runs on every request and a promise
  * chain costs more than the count. Bounded: past `capacity` keys, one that was not counted
- * lately is dropped (dropOneUnused).
+ * lately is dropped (SecondChanceMap).
  */
 export class WindowCounters {
-  readonly #windows = new Map<string, Window>()
+  readonly #windows: SecondChanceMap<string, Window>
   readonly #windowMs: number
-  readonly #capacity: number
 
   constructor (windowMs: number, capacity: number) {
     this.#windowMs = windowMs
-    this.#capacity = capacity
+    this.#windows = new SecondChanceMap(capacity)
   }
 
   /** Counts one request against `key`'s budget of `max` and says what is left. */
   count (key: string, max: number, now: number): BudgetState {
     let window = this.#windows.get(key)
     if (window === undefined) {
-      if (this.#windows.size >= this.#capacity) dropOneUnused(this.#windows)
-      window = { count: 0, startedAt: now, used: false }
+      window = { count: 0, startedAt: now }
       this.#windows.set(key, window)
-    } else {
-      window.used = true
-      if (window.startedAt + this.#windowMs <= now) {
-        window.count = 0
-        window.startedAt = now
-      }
+    } else if (window.startedAt + this.#windowMs <= now) {
+      window.count = 0
+      window.startedAt = now
     }
     window.count++
     const ttl = window.startedAt + this.#windowMs - now
