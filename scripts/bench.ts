@@ -131,23 +131,31 @@ async function scale () {
   // Both stores are served at once and measured in alternation, round by round, as the main
   // comparison does: on a machine whose speed drifts from minute to minute, measuring one size
   // after the other would put the drift into the ratio.
-  const servers: Array<{ size: number, prepared: Prepared, service: BenchServer }> = []
+  // Beside each service, one with the answer cache off on the same store: its gets all read
+  // the store, which is what shows whether the store itself slows down as it grows (at 1 000
+  // pets the cache holds every pet; at 1 000 000 most gets miss it).
+  const servers: Array<{ size: number, prepared: Prepared, service: BenchServer, uncached?: BenchServer }> = []
+  const getScenario = SCALE_SCENARIOS.find((s) => s.name === 'get by id')!
+  const uncachedGet = 'get by id, answer cache off'
   try {
     for (const size of sizes) {
       const prepared = await prepareStore(size)
       const startups = await startupTimes(prepared)
       const service = await startServer(`service@${size}`, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
         .catch(async (error: unknown) => { await prepared.cleanup(); throw error })
-      servers.push({ size, prepared, service })
+      const entry: (typeof servers)[number] = { size, prepared, service }
+      servers.push(entry)
+      entry.uncached = await startServer(`uncached@${size}`, 'src/server.ts', { ...serviceEnv(prepared.databaseUrl), ANSWER_CACHE_ENTRIES: '0' }, '/readyz', START_FLAGS)
       extra.push(`${size} pets: ready after spawn in ${fmt(median(startups))} ms, median of ${startups.length} starts (${startups.map((ms) => fmt(ms)).join(', ')})`)
       await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)
+      await measure(entry.uncached, getScenario, size, prepared.key, 1)
     }
     for (let round = 0; round < rounds; round++) {
-      for (const scenario of SCALE_SCENARIOS) {
-        const row = results.get(scenario.name) ?? new Map<number, LoadResult[]>()
-        results.set(scenario.name, row)
-        for (const { size, prepared, service } of round % 2 === 0 ? servers : [...servers].reverse()) {
-          const sample = await measure(service, scenario, size, prepared.key)
+      for (const [name, scenario, uncached] of [...SCALE_SCENARIOS.map((s) => [s.name, s, false] as const), [uncachedGet, getScenario, true] as const]) {
+        const row = results.get(name) ?? new Map<number, LoadResult[]>()
+        results.set(name, row)
+        for (const { size, prepared, service, uncached: uncachedService } of round % 2 === 0 ? servers : [...servers].reverse()) {
+          const sample = await measure(uncached ? uncachedService! : service, scenario, size, prepared.key)
           row.set(size, [...(row.get(size) ?? []), sample])
         }
       }
@@ -158,8 +166,9 @@ async function scale () {
     }
   } finally {
     // A failed run leaves no server behind, and no store.
-    for (const { prepared, service } of servers) {
+    for (const { prepared, service, uncached } of servers) {
       await service.stop()
+      await uncached?.stop()
       await prepared.cleanup()
     }
   }
