@@ -34,7 +34,6 @@ const MEASURED = SCENARIOS.filter((scenario) => scenario.name === 'list 20' || s
 async function startInstance (): Promise<{ url: string, child: ChildProcess }> {
   const port = await freePort()
   const child = spawn(process.execPath, ['src/server.ts'], {
-    // Production settings; logs go to a sink that costs what a pipe would.
     // Production settings, but no drain window on stop, rate limits far above what a benchmark
     // sends and no load shedding (a benchmark saturates on purpose); logs go to a sink that costs
     // what a pipe would.

@@ -1,0 +1,93 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { generateApiKey } from '../src/keys.ts'
+import { openStore } from '../src/store/index.ts'
+import { runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
+import { seedPets } from './bench/seed.ts'
+import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
+
+/**
+ * npm run bench:ab -- REF [--pairs 6] [--duration 5] [--pets 10000] [--connections 32] [SCENARIO …]
+ *
+ * Judges a change: the service at REF (any commit, checked out in a temporary worktree) is A,
+ * the working tree is B. Both serve copies of one SQLite store (made by the working tree's
+ * migrations) at the same time, with the settings of `npm run bench`, and are measured in
+ * alternating pairs (A then B, then B then A, …). Each scenario prints the median of the pair
+ * ratios B/A and every pair: on a shared machine whose speed drifts by ±10 % from minute to
+ * minute, runs made one after the other cannot tell a 5 % change from the drift; pairs can.
+ */
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    pairs: { type: 'string', default: '6' },
+    duration: { type: 'string', default: '5' },
+    pets: { type: 'string', default: '10000' },
+    connections: { type: 'string', default: '32' }
+  }
+})
+const [ref, ...names] = positionals
+if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [SCENARIO …]')
+if (spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).status !== 0) {
+  process.stderr.write(`bench:ab: ${ref} is not a commit of this repository\n`)
+  process.exit(2)
+}
+const scenarios = names.length === 0 ? SCENARIOS : names.map((name) => SCENARIOS.find((s) => s.name === name) ?? unknownScenario(name))
+const pairs = Number(flags.pairs)
+const pets = Number(flags.pets)
+const load = { connections: Number(flags.connections), duration: Number(flags.duration) }
+const pinned = pinSelfToCore1()
+
+function unknownScenario (name: string): never {
+  throw new Error(`no scenario "${name}"; there are: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+}
+
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]! }
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-ab-'))
+const worktree = join(dir, 'a')
+const servers: BenchServer[] = []
+try {
+  execFileSync('git', ['worktree', 'add', '--quiet', '--detach', worktree, ref], { stdio: 'inherit' })
+  // The dependencies of the working tree: a change of dependencies is not what this compares.
+  symlinkSync(resolve('node_modules'), join(worktree, 'node_modules'))
+
+  const seeded = `sqlite:${join(dir, 'seeded.db')}`
+  const store = await openStore(seeded)
+  await store.migrate()
+  const key = generateApiKey()
+  await store.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix })
+  await store.close()
+  await seedPets(seeded, pets)
+
+  for (const [name, root] of [['A', worktree], ['B', '.']] as const) {
+    const path = join(dir, `${name}.db`)
+    copyFileSync(join(dir, 'seeded.db'), path)
+    // Production settings as in npm run bench (bench/servers.ts sets the limits and the rest).
+    servers.push(await startServer(name, join(root, 'src/server.ts'), { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'info', NODE_ENV: 'production' }, '/readyz', START_FLAGS))
+  }
+  for (const server of servers) await runLoad(server.url, SCENARIOS[0]!.build(pets, key.key), { ...load, duration: 2 })
+
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s; load on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
+  console.log('| scenario | B/A, median of pairs | pairs | A req/s | B req/s | A p99 ms | B p99 ms | A RSS MB | B RSS MB |')
+  console.log('|---|--:|---|--:|--:|--:|--:|--:|--:|')
+  for (const scenario of scenarios) {
+    const samples: Array<[LoadResult, LoadResult]> = []
+    for (let i = 0; i < pairs; i++) {
+      const [first, second] = i % 2 === 0 ? servers : [...servers].reverse()
+      const one = await runLoad(first!.url, scenario.build(pets, key.key), load)
+      const other = await runLoad(second!.url, scenario.build(pets, key.key), load)
+      samples.push(i % 2 === 0 ? [one, other] : [other, one])
+    }
+    const ratios = samples.map(([a, b]) => b.rps / a.rps)
+    const of = (side: 0 | 1, read: (r: LoadResult) => number) => median(samples.map((pair) => read(pair[side])))
+    console.log(`| ${scenario.name} | ${median(ratios).toFixed(3)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${of(0, (r) => r.rps).toFixed(0)} | ${of(1, (r) => r.rps).toFixed(0)} | ${of(0, (r) => r.p99).toFixed(2)} | ${of(1, (r) => r.p99).toFixed(2)} | ${rssMb(servers[0]!.pid).toFixed(0)} | ${rssMb(servers[1]!.pid).toFixed(0)} |`)
+  }
+} finally {
+  for (const server of servers) await server.stop()
+  // spawnSync: when the worktree was never made, there is nothing to remove and no error to add.
+  spawnSync('git', ['worktree', 'remove', '--force', worktree], { stdio: 'ignore' })
+  rmSync(dir, { recursive: true, force: true })
+}
