@@ -3,10 +3,8 @@ import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { generateApiKey } from '../src/keys.ts'
-import { openStore } from '../src/store/index.ts'
-import { runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
-import { seedPets } from './bench/seed.ts'
+import { median, runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
+import { prepareStore, serviceEnv, type Prepared } from './bench/store.ts'
 import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
 /**
@@ -44,31 +42,24 @@ function unknownScenario (name: string): never {
   throw new Error(`no scenario "${name}"; there are: ${SCENARIOS.map((s) => s.name).join(', ')}`)
 }
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]! }
-
 const dir = mkdtempSync(join(tmpdir(), 'petstore-ab-'))
 const worktree = join(dir, 'a')
 const servers: BenchServer[] = []
+let prepared: Prepared | undefined
 try {
   execFileSync('git', ['worktree', 'add', '--quiet', '--detach', worktree, ref], { stdio: 'inherit' })
   // The dependencies of the working tree: a change of dependencies is not what this compares.
   symlinkSync(resolve('node_modules'), join(worktree, 'node_modules'))
 
-  const seeded = `sqlite:${join(dir, 'seeded.db')}`
-  const store = await openStore(seeded)
-  await store.migrate()
-  const key = generateApiKey()
-  await store.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix })
-  await store.close()
-  await seedPets(seeded, pets)
-
+  // Always SQLite: each side gets a copy of the same seeded file.
+  prepared = await prepareStore(pets)
+  const key = prepared.key
   for (const [name, root] of [['A', worktree], ['B', '.']] as const) {
     const path = join(dir, `${name}.db`)
-    copyFileSync(join(dir, 'seeded.db'), path)
-    // Production settings as in npm run bench (bench/servers.ts sets the limits and the rest).
-    servers.push(await startServer(name, join(root, 'src/server.ts'), { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'info', NODE_ENV: 'production' }, '/readyz', START_FLAGS))
+    copyFileSync(prepared.databaseUrl.slice('sqlite:'.length), path)
+    servers.push(await startServer(name, join(root, 'src/server.ts'), serviceEnv(`sqlite:${path}`), '/readyz', START_FLAGS))
   }
-  for (const server of servers) await runLoad(server.url, SCENARIOS[0]!.build(pets, key.key), { ...load, duration: 2 })
+  for (const server of servers) await runLoad(server.url, SCENARIOS[0]!.build(pets, key), { ...load, duration: 2 })
 
   console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s; load on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
   console.log('| scenario | B/A, median of pairs | pairs | A req/s | B req/s | A p99 ms | B p99 ms | A RSS MB | B RSS MB |')
@@ -77,8 +68,8 @@ try {
     const samples: Array<[LoadResult, LoadResult]> = []
     for (let i = 0; i < pairs; i++) {
       const [first, second] = i % 2 === 0 ? servers : [...servers].reverse()
-      const one = await runLoad(first!.url, scenario.build(pets, key.key), load)
-      const other = await runLoad(second!.url, scenario.build(pets, key.key), load)
+      const one = await runLoad(first!.url, scenario.build(pets, key), load)
+      const other = await runLoad(second!.url, scenario.build(pets, key), load)
       samples.push(i % 2 === 0 ? [one, other] : [other, one])
     }
     const ratios = samples.map(([a, b]) => b.rps / a.rps)
@@ -87,6 +78,7 @@ try {
   }
 } finally {
   for (const server of servers) await server.stop()
+  await prepared?.cleanup()
   // spawnSync: when the worktree was never made, there is nothing to remove and no error to add.
   spawnSync('git', ['worktree', 'remove', '--force', worktree], { stdio: 'ignore' })
   rmSync(dir, { recursive: true, force: true })

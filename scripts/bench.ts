@@ -1,13 +1,6 @@
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { generateApiKey } from '../src/keys.ts'
-import pg from 'pg'
-import { openStore } from '../src/store/index.ts'
-import { runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
-import { seedPets } from './bench/seed.ts'
+import { median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
+import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './bench/store.ts'
 import { canPin, pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
 /**
@@ -32,50 +25,9 @@ const duration = Number(flags.duration ?? (flags.quick ? 1 : 10))
 const connections = Number(flags.connections)
 const pinned = pinSelfToCore1()
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)] ?? NaN }
 const fmt = (n: number, digits = 0) => Number.isFinite(n) ? n.toFixed(digits) : '-'
-
-interface Prepared { databaseUrl: string, key: string, cleanup(): Promise<void> }
-
-async function prepareStore (pets: number): Promise<Prepared> {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
-  const base = process.env.DATABASE_URL
-  // On PostgreSQL every run gets a schema of its own, dropped afterwards.
-  const schema = `petstore_bench_${randomBytes(4).toString('hex')}`
-  const databaseUrl = base?.startsWith('postgres') ? withSchema(base, schema) : `sqlite:${join(dir, 'petstore.db')}`
-  const store = await openStore(databaseUrl)
-  await store.migrate()
-  const key = generateApiKey()
-  await store.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix })
-  await store.close()
-  const seeded = performance.now()
-  await seedPets(databaseUrl, pets)
-  process.stderr.write(`seeded ${pets} pets in ${fmt(performance.now() - seeded)} ms (${databaseUrl.split(':')[0]})\n`)
-  return {
-    databaseUrl,
-    key: key.key,
-    cleanup: async () => {
-      rmSync(dir, { recursive: true, force: true })
-      if (!databaseUrl.startsWith('postgres')) return
-      const client = new pg.Client({ connectionString: base })
-      await client.connect()
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-      await client.end()
-    }
-  }
-}
-
-function withSchema (url: string, schema: string): string {
-  const parsed = new URL(url)
-  parsed.searchParams.set('schema', schema)
-  return parsed.toString()
-}
-
-function serviceEnv (databaseUrl: string): Record<string, string> {
-  // Production configuration: info logs on; rate limiting on with limits the load cannot reach
-  // (set in bench/servers.ts, with load shedding off: the load saturates the server on purpose).
-  return { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', NODE_ENV: 'production' }
-}
+// DATABASE_URL=postgres://… puts every store of the run on PostgreSQL.
+const prepareStore = (pets: number) => prepareAnyStore(pets, process.env.DATABASE_URL)
 
 async function measure (server: BenchServer, scenario: Scenario, pets: number, key: string, seconds = duration): Promise<LoadResult & { rss: number }> {
   const result = await runLoad(server.url, scenario.build(pets, key), { connections, duration: seconds })
@@ -134,29 +86,39 @@ async function scale () {
   // Beside each service, one with the answer cache off on the same store: its gets all read
   // the store, which is what shows whether the store itself slows down as it grows (at 1 000
   // pets the cache holds every pet; at 1 000 000 most gets miss it).
-  const servers: Array<{ size: number, prepared: Prepared, service: BenchServer, uncached?: BenchServer }> = []
+  const servers: Array<{ size: number, prepared: Prepared, service: BenchServer, uncached: BenchServer }> = []
   const getScenario = SCALE_SCENARIOS.find((s) => s.name === 'get by id')!
-  const uncachedGet = 'get by id, answer cache off'
+  const measurements = [
+    ...SCALE_SCENARIOS.map((scenario) => ({ name: scenario.name, scenario, on: (s: typeof servers[number]) => s.service })),
+    { name: 'get by id, answer cache off', scenario: getScenario, on: (s: typeof servers[number]) => s.uncached }
+  ]
+  // Whatever was made is undone in the end, also when a step fails half-way.
+  const stores: Prepared[] = []
+  const started: BenchServer[] = []
+  const start = async (name: string, env: Record<string, string>) => {
+    const server = await startServer(name, 'src/server.ts', env, '/readyz', START_FLAGS)
+    started.push(server)
+    return server
+  }
   try {
     for (const size of sizes) {
       const prepared = await prepareStore(size)
+      stores.push(prepared)
       const startups = await startupTimes(prepared)
-      const service = await startServer(`service@${size}`, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
-        .catch(async (error: unknown) => { await prepared.cleanup(); throw error })
-      const entry: (typeof servers)[number] = { size, prepared, service }
-      servers.push(entry)
-      entry.uncached = await startServer(`uncached@${size}`, 'src/server.ts', { ...serviceEnv(prepared.databaseUrl), ANSWER_CACHE_ENTRIES: '0' }, '/readyz', START_FLAGS)
+      const service = await start(`service@${size}`, serviceEnv(prepared.databaseUrl))
+      const uncached = await start(`uncached@${size}`, { ...serviceEnv(prepared.databaseUrl), ANSWER_CACHE_ENTRIES: '0' })
+      servers.push({ size, prepared, service, uncached })
       extra.push(`${size} pets: ready after spawn in ${fmt(median(startups))} ms, median of ${startups.length} starts (${startups.map((ms) => fmt(ms)).join(', ')})`)
       await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)
-      await measure(entry.uncached, getScenario, size, prepared.key, 1)
+      await measure(uncached, getScenario, size, prepared.key, 1)
     }
     for (let round = 0; round < rounds; round++) {
-      for (const [name, scenario, uncached] of [...SCALE_SCENARIOS.map((s) => [s.name, s, false] as const), [uncachedGet, getScenario, true] as const]) {
+      for (const { name, scenario, on } of measurements) {
         const row = results.get(name) ?? new Map<number, LoadResult[]>()
         results.set(name, row)
-        for (const { size, prepared, service, uncached: uncachedService } of round % 2 === 0 ? servers : [...servers].reverse()) {
-          const sample = await measure(uncached ? uncachedService! : service, scenario, size, prepared.key)
-          row.set(size, [...(row.get(size) ?? []), sample])
+        for (const served of round % 2 === 0 ? servers : [...servers].reverse()) {
+          const sample = await measure(on(served), scenario, served.size, served.prepared.key)
+          row.set(served.size, [...(row.get(served.size) ?? []), sample])
         }
       }
     }
@@ -165,12 +127,8 @@ async function scale () {
       extra.push(`${size} pets: RSS under the mix ${fmt(mix.rss)} MB (${fmt(mix.rps)} req/s)`)
     }
   } finally {
-    // A failed run leaves no server behind, and no store.
-    for (const { prepared, service, uncached } of servers) {
-      await service.stop()
-      await uncached?.stop()
-      await prepared.cleanup()
-    }
+    for (const server of started) await server.stop()
+    for (const prepared of stores) await prepared.cleanup()
   }
   const [small, large] = sizes as [number, number]
   // The mean latency follows exactly from the throughput at a fixed number of connections
@@ -198,8 +156,8 @@ async function scale () {
 async function startupTimes (prepared: Prepared, starts = flags.quick ? 1 : 5): Promise<number[]> {
   const times: number[] = []
   for (let i = 0; i < starts; i++) {
+    // A failed start is cleaned up by the caller, which owns the store.
     const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
-      .catch(async (error: unknown) => { await prepared.cleanup(); throw error })
     times.push(service.startupMs)
     await service.stop()
   }

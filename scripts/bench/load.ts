@@ -79,6 +79,12 @@ export class Latencies {
   }
 }
 
+/** The middle value (the lower of the two middle ones for an even count); NaN for none. */
+export function median (xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN
+}
+
 export async function runLoad (url: string, requests: autocannon.Request[], options: { connections: number, duration: number }): Promise<LoadResult> {
   const latencies = new Latencies()
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
