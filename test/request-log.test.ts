@@ -98,7 +98,7 @@ test('the request line is the line pino writes for the same fields, whatever the
 test('log lines wait in one string until the batch is full, the interval passes or the process exits', async () => {
   const handed: string[] = []
   let flushedSync = 0
-  const lines = new BatchedLines({ write: (data) => { handed.push(data); return true }, flushSync: () => { flushedSync++ } }, 10, 20)
+  const lines = new BatchedLines({ write: (data) => { handed.push(data.toString()); return true }, flushSync: () => { flushedSync++ } }, 10, 20)
   lines.write('abc\n')
   lines.write('def\n')
   assert.deepEqual(handed, [], 'under the batch size, nothing is written yet')
