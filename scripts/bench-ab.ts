@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { median, runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
+import { hasCallgrind, instructionsPerRequest } from './bench/instructions.ts'
 import { prepareStore, serviceEnv, type Prepared } from './bench/store.ts'
 import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
@@ -16,6 +17,12 @@ import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } fro
  * alternating pairs (A then B, then B then A, …). Each scenario prints the median of the pair
  * ratios B/A and every pair: on a shared machine whose speed drifts by ±10 % from minute to
  * minute, runs made one after the other cannot tell a 5 % change from the drift; pairs can.
+ *
+ * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
+ * under valgrind's callgrind and the table gives the instructions a request costs
+ * (bench/instructions.ts): repeatable to about 1 %, where the pairs of a timed run spread
+ * over ±15 % on a busy day. It leaves out the kernel's part (socket writes, syncs), which a
+ * timed run includes: use it for changes to the service's own code.
  */
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -23,11 +30,17 @@ const { values: flags, positionals } = parseArgs({
     pairs: { type: 'string', default: '6' },
     duration: { type: 'string', default: '5' },
     pets: { type: 'string', default: '10000' },
-    connections: { type: 'string', default: '32' }
+    connections: { type: 'string', default: '32' },
+    instructions: { type: 'boolean', default: false },
+    requests: { type: 'string', default: '3000' }
   }
 })
 const [ref, ...names] = positionals
-if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [SCENARIO …]')
+if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--instructions [--requests N]] [SCENARIO …]')
+if (flags.instructions && !hasCallgrind) {
+  process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
+  process.exit(2)
+}
 if (spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).status !== 0) {
   process.stderr.write(`bench:ab: ${ref} is not a commit of this repository\n`)
   process.exit(2)
@@ -54,9 +67,32 @@ try {
   // Always SQLite: each side gets a copy of the same seeded file.
   prepared = await prepareStore(pets)
   const key = prepared.key
+  const storePath = prepared.databaseUrl.slice('sqlite:'.length)
+  if (flags.instructions) await countBoth(worktree, storePath, key)
+  else await timeBoth(worktree, storePath, key)
+} finally {
+  for (const server of servers) await server.stop()
+  await prepared?.cleanup()
+  // spawnSync: when the worktree was never made, there is nothing to remove and no error to add.
+  spawnSync('git', ['worktree', 'remove', '--force', worktree], { stdio: 'ignore' })
+  rmSync(dir, { recursive: true, force: true })
+}
+
+async function countBoth (worktree: string, storePath: string, key: string) {
+  const requests = Number(flags.requests)
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets; instructions a request under callgrind, from runs of ${requests} and ${3 * requests} requests`)
+  console.log('| scenario | A instructions | B instructions | B/A |')
+  console.log('|---|--:|--:|--:|')
+  for (const scenario of scenarios) {
+    const [a, b] = await Promise.all([worktree, '.'].map((root) => instructionsPerRequest(root, storePath, scenario, pets, key, requests)))
+    console.log(`| ${scenario.name} | ${a!.toFixed(0)} | ${b!.toFixed(0)} | ${(b! / a!).toFixed(3)} |`)
+  }
+}
+
+async function timeBoth (worktree: string, storePath: string, key: string) {
   for (const [name, root] of [['A', worktree], ['B', '.']] as const) {
     const path = join(dir, `${name}.db`)
-    copyFileSync(prepared.databaseUrl.slice('sqlite:'.length), path)
+    copyFileSync(storePath, path)
     servers.push(await startServer(name, join(root, 'src/server.ts'), serviceEnv(`sqlite:${path}`), '/readyz', START_FLAGS))
   }
   for (const server of servers) await runLoad(server.url, SCENARIOS[0]!.build(pets, key), { ...load, duration: 2 })
@@ -76,10 +112,4 @@ try {
     const of = (side: 0 | 1, read: (r: LoadResult) => number) => median(samples.map((pair) => read(pair[side])))
     console.log(`| ${scenario.name} | ${median(ratios).toFixed(3)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${of(0, (r) => r.rps).toFixed(0)} | ${of(1, (r) => r.rps).toFixed(0)} | ${of(0, (r) => r.p99).toFixed(2)} | ${of(1, (r) => r.p99).toFixed(2)} | ${rssMb(servers[0]!.pid).toFixed(0)} | ${rssMb(servers[1]!.pid).toFixed(0)} |`)
   }
-} finally {
-  for (const server of servers) await server.stop()
-  await prepared?.cleanup()
-  // spawnSync: when the worktree was never made, there is nothing to remove and no error to add.
-  spawnSync('git', ['worktree', 'remove', '--force', worktree], { stdio: 'ignore' })
-  rmSync(dir, { recursive: true, force: true })
 }

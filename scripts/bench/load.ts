@@ -85,6 +85,15 @@ export function median (xs: number[]): number {
   return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN
 }
 
+/** Exactly `amount` requests of the scenario, over `connections` connections. */
+export async function runRequests (url: string, requests: autocannon.Request[], options: { connections: number, amount: number }): Promise<void> {
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    // A long timeout: under valgrind a request can wait seconds for the compiler.
+    autocannon({ url, connections: options.connections, amount: options.amount, timeout: 120, requests }, (error, done) => error ? reject(error) : resolve(done))
+  })
+  if (result.errors + result.timeouts > 0) throw new Error(`${result.errors} errors and ${result.timeouts} timeouts in ${options.amount} requests`)
+}
+
 export async function runLoad (url: string, requests: autocannon.Request[], options: { connections: number, duration: number }): Promise<LoadResult> {
   const latencies = new Latencies()
   const result = await new Promise<autocannon.Result>((resolve, reject) => {

@@ -41,14 +41,19 @@ async function waitReady (url: string, child: ChildProcess, timeoutMs = 60_000):
   throw new Error(`server not ready at ${url}`)
 }
 
-export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string, nodeFlags: string[] = []): Promise<BenchServer> {
+/**
+ * `under`: a command the server runs under (valgrind …): then it is not pinned, as runs under
+ * it go on side by side, and it may take minutes to be ready.
+ */
+export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string, nodeFlags: string[] = [], under: string[] = []): Promise<BenchServer> {
   const port = await freePort()
-  const command = [process.execPath, ...nodeFlags, script]
+  const pin = canPin && under.length === 0
+  const command = [...under, process.execPath, ...nodeFlags, script]
   // The probe's first fetch loads its HTTP client: done before the clock starts, so start-up
   // measures the server, not the probe.
   await fetch(`http://127.0.0.1:${port}/`).catch(() => {})
   const started = performance.now()
-  const child = spawn(canPin ? 'taskset' : command[0]!, canPin ? ['-c', '0', ...command] : command.slice(1), {
+  const child = spawn(pin ? 'taskset' : command[0]!, pin ? ['-c', '0', ...command] : command.slice(1), {
     // The same compile cache as npm start: start-up is measured as operators get it.
     // No drain window on stop: nothing sits in front of a benchmarked server. The rate limits
     // stay on (their cost is part of every request) but far above what a benchmark sends; load
@@ -58,7 +63,7 @@ export async function startServer (name: string, script: string, env: Record<str
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${port}`
-  await waitReady(url + readyPath, child)
+  await waitReady(url + readyPath, child, under.length === 0 ? 60_000 : 600_000)
   const startupMs = performance.now() - started
   return {
     name,

@@ -1,0 +1,49 @@
+import { spawnSync } from 'node:child_process'
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runRequests, type Scenario } from './load.ts'
+import { serviceEnv } from './store.ts'
+import { START_FLAGS, startServer } from './servers.ts'
+
+export const hasCallgrind = spawnSync('valgrind', ['--version']).status === 0
+
+/**
+ * The instructions one request costs the service, counted by valgrind's callgrind: every
+ * instruction of every thread (the event loop, the thread pool, V8's compiler and collector),
+ * the kernel's work excluded. Unlike requests a second, the count hardly moves with the
+ * machine's speed, so a change of 2 % shows where a timed A/B cannot tell it from this
+ * machine's drift. Work done on a clock (the key cache's check once a millisecond comes on
+ * almost every request at valgrind's pace) raises the count alike for two sides run at once:
+ * compare sides, not absolute counts.
+ *
+ * Start-up and warm-up are taken out by difference: the service is run twice, on fresh copies
+ * of `storePath`, serving `requests` and then 3 × `requests`; the second costs 2 × `requests`
+ * more. The runs go on at once (the count does not depend on sharing the cores).
+ */
+export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, requests: number): Promise<number> {
+  const [fewer, more] = await Promise.all([requests, 3 * requests].map((amount) => countInstructions(root, storePath, scenario, pets, key, amount)))
+  return (more! - fewer!) / (2 * requests)
+}
+
+/** Instructions of a whole run of the service: start, `amount` requests of the scenario, stop. */
+async function countInstructions (root: string, storePath: string, scenario: Scenario, pets: number, key: string, amount: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
+  try {
+    const store = join(dir, 'petstore.db')
+    copyFileSync(storePath, store)
+    const valgrind = ['valgrind', '--quiet', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
+    const server = await startServer('callgrind', join(root, 'src/server.ts'), serviceEnv(`sqlite:${store}`), '/readyz', START_FLAGS, valgrind)
+    try {
+      await runRequests(server.url, scenario.build(pets, key), { connections: 8, amount })
+    } finally {
+      await server.stop()
+    }
+    const out = readdirSync(dir).find((name) => name.startsWith('callgrind.out.'))
+    const total = out && /^summary: (\d+)$/m.exec(readFileSync(join(dir, out), 'utf8'))?.[1]
+    if (!total) throw new Error(`callgrind wrote no instruction count for ${scenario.name}`)
+    return Number(total)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
