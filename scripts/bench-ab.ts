@@ -20,7 +20,7 @@ import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } fro
  *
  * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
  * under valgrind's callgrind and the table gives the instructions a request costs
- * (bench/instructions.ts): repeatable to about 1 %, where the pairs of a timed run spread
+ * (bench/instructions.ts): the ratio B/A repeats within about 1 %, where the pairs of a timed run spread
  * over ±15 % on a busy day. It leaves out the kernel's part (socket writes, syncs), which a
  * timed run includes: use it for changes to the service's own code.
  */
