@@ -37,7 +37,7 @@ const { values: flags, positionals } = parseArgs({
 })
 const [ref, ...names] = positionals
 if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--instructions [--requests N]] [SCENARIO …]')
-if (flags.instructions && !hasCallgrind) {
+if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
 }

@@ -6,7 +6,10 @@ import { runRequests, type Scenario } from './load.ts'
 import { serviceEnv } from './store.ts'
 import { START_FLAGS, startServer } from './servers.ts'
 
-export const hasCallgrind = spawnSync('valgrind', ['--version']).status === 0
+/** Asked only when counting: a timed run has no use for valgrind. */
+export function hasCallgrind (): boolean {
+  return spawnSync('valgrind', ['--version']).status === 0
+}
 
 /**
  * The instructions one request costs the service, counted by valgrind's callgrind: every
