@@ -21,6 +21,7 @@ import { securityHeaders } from './plugins/security-headers.ts'
 import { healthRoutes } from './routes/health.ts'
 import { allowOnly } from './routes/method-not-allowed.ts'
 import { petRoutes } from './routes/pets.ts'
+import { keepRouteTemplates, routeTemplateOf } from './route-template.ts'
 import { sharedSchemas } from './schemas.ts'
 import { sharedSerializers } from './serializers.ts'
 import type { Store } from './store/types.ts'
@@ -89,6 +90,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       done(error as Error, undefined)
     }
   })
+  keepRouteTemplates(app)
   requestLogging(app, logDestination)
   await app.register(metricsPlugin, { metrics })
   await app.register(lifecycle)
@@ -102,7 +104,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     pressureHandler: async (request) => {
       // Liveness and metrics stay available under load: restarting or blinding a busy
       // instance only makes things worse.
-      if (request.routeOptions.url === '/healthz' || request.routeOptions.url === '/metrics' || now() < shedFrom) return
+      const route = routeTemplateOf(request)
+      if (route === '/healthz' || route === '/metrics' || now() < shedFrom) return
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })

@@ -2,6 +2,7 @@ import { hash, randomBytes } from 'node:crypto'
 
 /** psk_ + 32 random bytes in base64url (43 characters). */
 export const API_KEY_PATTERN = /^psk_[A-Za-z0-9_-]{43}$/
+export const KEY_LENGTH = 'psk_'.length + 43
 
 export interface GeneratedKey { key: string, hash: string, prefix: string }
 

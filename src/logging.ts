@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js'
 import pino, { type Logger, type LoggerOptions } from 'pino'
 import type { Config } from './config.ts'
+import { routeTemplateOf } from './route-template.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -152,7 +153,7 @@ export function requestLogging (app: FastifyInstance, destination: LogDestinatio
 }
 
 export function requestLine (request: FastifyRequest, status: number, elapsedMs: number): string {
-  const route = request.routeOptions.url
+  const route = routeTemplateOf(request)
   const keyId = request.apiKeyId
   // The path goes without its query: a secret put in a query string stays out of logs.
   return LINE_HEAD + Date.now() + LINE_BASE +

@@ -28,22 +28,25 @@ function registries () {
   own.registerMetric(store.histogram)
 
   // Over several label sets, one of them unmatched.
-  const requests: Array<[string, string, number]> = [['/v1/pets', 'GET', 200], ['/v1/pets', 'POST', 201], ['/v1/pets/:petId', 'GET', 404], ['unmatched', 'GET', 404], ['/v1/pets', 'GET', 401]]
-  durationsFor(buckets).forEach((seconds, i) => {
-    for (const [route, method, status] of requests.slice(0, 1 + (i % requests.length))) {
-      counter.inc({ route, method, status: String(status) })
-      histogram.observe({ route, method, status: String(status) }, seconds)
-      metrics.record(route, method, status, seconds)
-    }
-  })
-  const calls: Array<[string, 'ok' | 'error']> = [['keyVersion', 'ok'], ['getPet', 'ok'], ['createPet', 'error'], ['listPets', 'ok']]
-  durationsFor(storeBuckets).forEach((seconds, i) => {
-    for (const [operation, outcome] of calls.slice(0, 1 + (i % calls.length))) {
-      storeHistogram.observe({ operation, outcome }, seconds)
-      store.record(operation, outcome, seconds)
-    }
-  })
-  return { reference, own }
+  const observeAll = () => {
+    const requests: Array<[string, string, number]> = [['/v1/pets', 'GET', 200], ['/v1/pets', 'POST', 201], ['/v1/pets/:petId', 'GET', 404], ['unmatched', 'GET', 404], ['/v1/pets', 'GET', 401]]
+    durationsFor(buckets).forEach((seconds, i) => {
+      for (const [route, method, status] of requests.slice(0, 1 + (i % requests.length))) {
+        counter.inc({ route, method, status: String(status) })
+        histogram.observe({ route, method, status: String(status) }, seconds)
+        metrics.record(route, method, status, seconds)
+      }
+    })
+    const calls: Array<[string, 'ok' | 'error']> = [['keyVersion', 'ok'], ['getPet', 'ok'], ['createPet', 'error'], ['listPets', 'ok']]
+    durationsFor(storeBuckets).forEach((seconds, i) => {
+      for (const [operation, outcome] of calls.slice(0, 1 + (i % calls.length))) {
+        storeHistogram.observe({ operation, outcome }, seconds)
+        store.record(operation, outcome, seconds)
+      }
+    })
+  }
+  observeAll()
+  return { reference, own, observeAll }
 }
 
 test('the series metrics expose exactly what prom-client\'s Counter and Histogram expose for the same observations', async () => {
@@ -66,7 +69,12 @@ test('in OpenMetrics text too, where the registry renames counters', async () =>
 })
 
 test('resetting the registry empties every series, which then count again from zero', async () => {
-  const { reference, own } = registries()
+  const { reference, own, observeAll } = registries()
   for (const registry of [reference, own]) registry.resetMetrics()
   assert.equal(await own.metrics(), await reference.metrics())
+  // Series seen before the reset are started anew, not counted into the emptied ones.
+  observeAll()
+  const expected = await reference.metrics()
+  assert.match(expected, /^http_requests_total\{route="\/v1\/pets",method="GET",status="200"\} 31$/m)
+  assert.equal(await own.metrics(), expected)
 })

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client'
+import { routeTemplateOf } from '../route-template.ts'
 import type { Store } from '../store/types.ts'
 import { RequestMetrics, StoreDurations } from './series-metrics.ts'
 
@@ -105,7 +106,7 @@ function timed (target: Store, method: (...a: unknown[]) => unknown, operation: 
 /** Counts every answer by route template (never the raw URL, which would grow without bound). */
 export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }) {
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched'
+    const route = routeTemplateOf(request) ?? 'unmatched'
     const status = reply.statusCode
     metrics.http.record(route, request.method, status, reply.elapsedTime / 1000)
     if (status === 401) metrics.authFailures.inc()
