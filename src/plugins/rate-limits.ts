@@ -47,9 +47,10 @@ function policy (name: string, quota: number) {
 
 // An address without a colon is IPv4, which normalizeIP returns as it is, after testing it
 // against its long IPv6 pattern: that test was most of this key's cost on every 401.
-const addressKey = (request: FastifyRequest) => `failed-auth:${request.ip.includes(':') ? normalizeIP(request.ip) : request.ip}`
-// One counter store, two budgets: a request counts against its key once authenticated,
-// against its address before that.
+const addressOf = (request: FastifyRequest) => request.ip.includes(':') ? normalizeIP(request.ip) : request.ip
+const addressKey = (request: FastifyRequest) => `failed-auth:${addressOf(request)}`
+// In Redis, one counter store for two budgets: a request counts against its key once
+// authenticated, against its address before that (in memory, see localCounters).
 const budgetKey = (request: FastifyRequest) => request.apiKeyId === undefined ? addressKey(request) : `key:${request.apiKeyId}`
 
 function tooMany (seconds: number, message: string): ApiError {
@@ -65,7 +66,7 @@ function whenCounted (counted: Counted | Promise<Counted>, then: (state: Counted
 
 export async function registerRateLimits (app: FastifyInstance, settings: RateLimitSettings): Promise<AuthLimits> {
   const maxOf = (key: string) => key.startsWith('key:') ? settings.perKeyPerMinute : settings.failedAuthPerMinute
-  const count = settings.redis ? await sharedCounters(app, settings.redis, settings.redisKeyPrefix, maxOf) : localCounters(maxOf)
+  const count = settings.redis ? await sharedCounters(app, settings.redis, settings.redisKeyPrefix, maxOf) : localCounters(settings)
   const perKey = policy('default', settings.perKeyPerMinute)
   const failedAuth = policy('failed-auth', settings.failedAuthPerMinute)
 
@@ -93,7 +94,7 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
         })
       }
       if (blockedUntil.size === 0) return
-      const address = addressKey(request)
+      const address = addressOf(request)
       const until = blockedUntil.get(address)
       if (until === undefined) return
       const left = until - Date.now()
@@ -105,7 +106,7 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
         announce(reply, failedAuth.name, failedAuth.header, state)
         if (!settings.redis && state?.remaining === 0) {
           if (blockedUntil.size >= LOCAL_CACHE_ENTRIES) blockedUntil.clear()
-          blockedUntil.set(addressKey(request), Date.now() + state.ttl)
+          blockedUntil.set(addressOf(request), Date.now() + state.ttl)
         }
       })
     },
@@ -121,12 +122,27 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
   }
 }
 
-function localCounters (maxOf: (key: string) => number): Count {
-  const counters = new WindowCounters(WINDOW_MS, LOCAL_CACHE_ENTRIES)
-  return (request) => {
-    const key = budgetKey(request)
-    return counters.count(key, maxOf(key), Date.now())
+/**
+ * Keys and addresses in counters of their own, each under a string made once: the budget's name
+ * joined to the key's id or the address ("key:7") would cost a string joined and hashed on every
+ * request. (String keys only: the answer cache shares SecondChanceMap, whose code V8 compiles
+ * for the one key type it sees.)
+ */
+function localCounters (settings: RateLimitSettings): Count {
+  const keys = new WindowCounters(WINDOW_MS, LOCAL_CACHE_ENTRIES)
+  const addresses = new WindowCounters(WINDOW_MS, LOCAL_CACHE_ENTRIES)
+  const keyNames = new Map<number, string>()
+  const nameOf = (keyId: number) => {
+    let name = keyNames.get(keyId)
+    if (name === undefined) {
+      if (keyNames.size >= LOCAL_CACHE_ENTRIES) keyNames.clear()
+      keyNames.set(keyId, name = String(keyId))
+    }
+    return name
   }
+  return (request) => request.apiKeyId === undefined
+    ? addresses.count(addressOf(request), settings.failedAuthPerMinute, Date.now())
+    : keys.count(nameOf(request.apiKeyId), settings.perKeyPerMinute, Date.now())
 }
 
 /** A store that cannot answer (Redis down) lets the request through: an outage of the counter is not an outage of the API. */
