@@ -20,9 +20,11 @@ import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } fro
  *
  * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
  * under valgrind's callgrind and the table gives the instructions a request costs
- * (bench/instructions.ts): the ratio B/A repeats within about 1 %, where the pairs of a timed run spread
- * over ±15 % on a busy day. It leaves out the kernel's part (socket writes, syncs), which a
- * timed run includes: use it for changes to the service's own code.
+ * (bench/instructions.ts). The ratio B/A repeated within about 1 % on some days and moved by
+ * 10-20 % on others (callgrind counts V8's background compiler and collector threads too, and
+ * what gets compiled when differs between runs): trust a ratio that repeats, and confirm it
+ * with timed pairs. It leaves out the kernel's part (socket writes, syncs), which a timed run
+ * includes.
  */
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
