@@ -7,11 +7,15 @@ export interface BenchServer { name: string, url: string, pid: number, startupMs
 
 export const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 
+const START_SCRIPT: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts.start
+
 /** The Node flags of `npm start` (package.json), so the service is measured as operators run it. */
-export const START_FLAGS: string[] = (() => {
-  const start: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts.start
-  return /\bnode ((?:--\S+ )*)src\/server\.ts/.exec(start)?.[1]?.trim().split(' ').filter(Boolean) ?? []
-})()
+export const START_FLAGS: string[] = /\bnode ((?:--\S+ )*)src\/server\.ts/.exec(START_SCRIPT)?.[1]?.trim().split(' ').filter(Boolean) ?? []
+
+/** The environment `npm start` sets before `node` (the compile cache, glibc's malloc arenas). */
+export const START_ENV: Record<string, string> = Object.fromEntries(
+  (/^((?:\w+=\S+ )*)node /.exec(START_SCRIPT)?.[1] ?? '').trim().split(' ').filter(Boolean).map((pair) => pair.split('=', 2) as [string, string])
+)
 
 /** Moves this process (the load generator) to core 1, away from the servers on core 0. */
 export function pinSelfToCore1 (): boolean {
@@ -54,11 +58,12 @@ export async function startServer (name: string, script: string, env: Record<str
   await fetch(`http://127.0.0.1:${port}/`).catch(() => {})
   const started = performance.now()
   const child = spawn(pin ? 'taskset' : command[0]!, pin ? ['-c', '0', ...command] : command.slice(1), {
-    // The same compile cache as npm start: start-up is measured as operators get it.
+    // The same environment as npm start (compile cache, malloc arenas): start-up and memory are
+    // measured as operators get them.
     // No drain window on stop: nothing sits in front of a benchmarked server. The rate limits
     // stay on (their cost is part of every request) but far above what a benchmark sends; load
     // shedding is off, as a benchmark saturates the server on purpose.
-    env: { NODE_COMPILE_CACHE: 'node_modules/.cache/node-compile', SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...START_ENV, SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     // Logs are written as in production, to a sink that costs the server what a pipe would.
     stdio: ['ignore', 'ignore', 'inherit']
   })
