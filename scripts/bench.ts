@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './bench/store.ts'
-import { canPin, pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
+import { canPin, pinSelfToCore1, rssMb, START_ENV, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
 /**
  * npm run bench [-- --quick | --scale | --soak] [--rounds N] [--duration S] [--connections C]
@@ -186,7 +186,7 @@ async function soak () {
   console.log(`\nsoak: ${size} pets, mix at ${connections} connections for ${minutes} min: RSS first quarter ${fmt(first, 1)} MB, last quarter ${fmt(last, 1)} MB, growth ${fmt((last / first - 1) * 100, 1)} %, max ${fmt(Math.max(...samples), 1)} MB`)
 }
 
-console.log(`bench: node ${process.version}, taskset ${canPin ? 'available' : 'unavailable'}, service started as npm start does: node ${START_FLAGS.join(' ')} src/server.ts`)
+console.log(`bench: node ${process.version}, taskset ${canPin ? 'available' : 'unavailable'}, service started as npm start does: ${Object.entries(START_ENV).map(([name, value]) => `${name}=${value} `).join('')}node ${START_FLAGS.join(' ')} src/server.ts`)
 if (flags.scale) await scale()
 else if (flags.soak) await soak()
 else await compare()
