@@ -123,26 +123,18 @@ export async function registerRateLimits (app: FastifyInstance, settings: RateLi
 }
 
 /**
- * Keys and addresses in counters of their own, each under a string made once: the budget's name
- * joined to the key's id or the address ("key:7") would cost a string joined and hashed on every
- * request. (String keys only: the answer cache shares SecondChanceMap, whose code V8 compiles
- * for the one key type it sees.)
+ * Keys and addresses in counters of their own, so that no budget's name is joined to the key's
+ * id or the address ("key:7") and hashed anew on every request. A key's id is named by
+ * String(id), which V8 answers from its cache of number strings, hash included: a map of names
+ * made once measured no faster (24 ns a count either way). (String keys only: the answer cache
+ * shares SecondChanceMap, whose code V8 compiles for the one key type it sees.)
  */
 function localCounters (settings: RateLimitSettings): Count {
   const keys = new WindowCounters(WINDOW_MS, LOCAL_CACHE_ENTRIES)
   const addresses = new WindowCounters(WINDOW_MS, LOCAL_CACHE_ENTRIES)
-  const keyNames = new Map<number, string>()
-  const nameOf = (keyId: number) => {
-    let name = keyNames.get(keyId)
-    if (name === undefined) {
-      if (keyNames.size >= LOCAL_CACHE_ENTRIES) keyNames.clear()
-      keyNames.set(keyId, name = String(keyId))
-    }
-    return name
-  }
   return (request) => request.apiKeyId === undefined
     ? addresses.count(addressOf(request), settings.failedAuthPerMinute, Date.now())
-    : keys.count(nameOf(request.apiKeyId), settings.perKeyPerMinute, Date.now())
+    : keys.count(String(request.apiKeyId), settings.perKeyPerMinute, Date.now())
 }
 
 /** A store that cannot answer (Redis down) lets the request through: an outage of the counter is not an outage of the API. */
