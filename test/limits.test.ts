@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { Agent } from 'node:http'
 import type { Socket } from 'node:net'
 import { describe, test } from 'node:test'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { loadConfig } from '../src/config.ts'
 import { buildTestApp, createTestStore, issueKey } from './helpers.ts'
 import { listenTestApp, openSocket, readAnswer, sleep } from './raw-http.ts'
@@ -96,14 +97,20 @@ describe('limits on what one client can make the server do', () => {
       env: { REQUEST_TIMEOUT_MS: '300', HEADERS_TIMEOUT_MS: '300', CONNECTIONS_CHECK_INTERVAL_MS: '50' },
       faults: { beforeStoreCall: async (operation) => { if (operation === 'getPet') await sleep(900) } }
     })
+    // Client and server share this process: were it held up (a busy machine), the close would
+    // be seen late through no fault of the server. The longest hold-up seen is allowed for.
+    const stalls = monitorEventLoopDelay({ resolution: 10 })
+    stalls.enable()
     const silent = await openSocket(port)
     t.after(() => silent.destroy())
     const started = Date.now()
     const ended = await new Promise<number>((resolve) => {
       silent.once('close', () => resolve(Date.now() - started))
-      setTimeout(() => resolve(-1), 3000)
+      setTimeout(() => resolve(-1), 10_000)
     })
-    assert.ok(ended >= 250 && ended < 1500, `closed after ${ended} ms`)
+    stalls.disable()
+    const stalledMs = Math.round(stalls.max / 1e6)
+    assert.ok(ended >= 250 && ended < 1500 + stalledMs, `closed after ${ended} ms (the event loop was held up for at most ${stalledMs} ms)`)
     const busy = await openSocket(port)
     t.after(() => busy.destroy())
     const answer = readAnswer(busy)
