@@ -14,7 +14,8 @@ export const START_FLAGS: string[] = /\bnode ((?:--\S+ )*)src\/server\.ts/.exec(
 
 /** The environment `npm start` sets before `node` (the compile cache, glibc's malloc arenas). */
 export const START_ENV: Record<string, string> = Object.fromEntries(
-  (/^((?:\w+=\S+ )*)node /.exec(START_SCRIPT)?.[1] ?? '').trim().split(' ').filter(Boolean).map((pair) => pair.split('=', 2) as [string, string])
+  // Split at the first '=' only: a value may hold one too (split(..., 2) would cut it off).
+  (/^((?:\w+=\S+ )*)node /.exec(START_SCRIPT)?.[1] ?? '').trim().split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])
 )
 
 /** Moves this process (the load generator) to core 1, away from the servers on core 0. */
