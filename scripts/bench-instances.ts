@@ -1,43 +1,50 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { cpus } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { generateApiKey } from '../src/keys.ts'
-import { openStore } from '../src/store/index.ts'
-import { runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
-import { seedPets } from './bench/seed.ts'
-import { freePort } from './bench/servers.ts'
+import { median, runLoad, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
+import { prepareStore } from './bench/store.ts'
+import { freePort, START_ENV, START_FLAGS } from './bench/servers.ts'
 
 /**
- * Throughput and p99 latency of one vs two instances on one PostgreSQL, for listPets and
- * createPet; a few seconds per scenario, in a schema of its own that is dropped at the end.
+ * Throughput and p99 latency of one vs two instances on one store, for list 20, get by id, create and the mix;
+ * a few seconds per scenario, on a fresh store that is removed at the end: a schema of its own
+ * in PostgreSQL, or a SQLite file that both instances open (WAL lets processes share it).
  *
- *   npm run bench:instances [-- --seconds 3 --connections 16]
+ *   npm run bench:instances [-- --store postgres|sqlite --seconds 3 --rounds 3 --connections 16]
  *
- * BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
+ * PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
  * Two instances get half the connections each from two load generators in this process
  * (as a load balancer would split them); their rates add up, and the p99 shown is the worse.
+ * Nothing is pinned to a core: instances, store and load generator share the machine's cores,
+ * which is what a second instance (or a cluster worker) on the same machine would get.
  */
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '16' } } })
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'postgres' },
+    seconds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '16' }
+  }
+})
+if (values.store !== 'postgres' && values.store !== 'sqlite') throw new Error(`--store must be postgres or sqlite, not ${values.store}`)
 const SECONDS = Number(values.seconds)
 const CONNECTIONS = Number(values.connections)
-const BASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const SCHEMA = `petstore_bench_${randomBytes(4).toString('hex')}`
-const DATABASE_URL = (() => { const url = new URL(BASE_URL); url.searchParams.set('schema', SCHEMA); return url.toString() })()
+const ROUNDS = Number(values.rounds)
+const POSTGRES_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const PETS = 10_000
-const MEASURED = SCENARIOS.filter((scenario) => scenario.name === 'list 20' || scenario.name === 'create')
+const MEASURED = SCENARIOS.filter((scenario) => ['list 20', 'get by id', 'create', 'mix'].includes(scenario.name))
 
-async function startInstance (): Promise<{ url: string, child: ChildProcess }> {
+async function startInstance (databaseUrl: string): Promise<{ url: string, child: ChildProcess }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['src/server.ts'], {
+  // Started as npm start starts the service: its Node flags and environment (package.json).
+  const child = spawn(process.execPath, [...START_FLAGS, 'src/server.ts'], {
     // Production settings, but no drain window on stop, rate limits far above what a benchmark
     // sends and no load shedding (a benchmark saturates on purpose); logs go to a sink that costs
     // what a pipe would.
-    env: { ...process.env, DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0' },
+    env: { ...START_ENV, ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0' },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${port}`
@@ -56,51 +63,62 @@ async function stop (child: ChildProcess) {
   await exited
 }
 
-const setup = await openStore(DATABASE_URL)
+const prepared = await prepareStore(PETS, values.store === 'postgres' ? POSTGRES_URL : undefined)
 const instances: Array<{ url: string, child: ChildProcess }> = []
-const rows: string[] = []
-try {
-  await setup.migrate()
-  const key = generateApiKey()
-  await setup.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix })
-  // seedPets speaks to PostgreSQL directly: the schema goes in as a search_path.
-  await seedPets(DATABASE_URL.replace(/\?.*$/, '') + `?options=${encodeURIComponent(`-c search_path=${SCHEMA}`)}`, PETS)
-  if (await setup.countPets() !== PETS) throw new Error(`seeding went elsewhere: ${SCHEMA} has ${await setup.countPets()} pets`)
+// Per scenario and instance count, each round's req/s and p99 (the worse instance's).
+const samples = new Map<string, { rps: number[], p99: number[], loadCpu: number[], failed: number }>()
 
-  const single = new Map<string, number>()
-  for (const count of [1, 2]) {
-    while (instances.length < count) instances.push(await startInstance())
-    // Warm-up (JIT, pools) that does not count.
-    await Promise.all(instances.map((instance) => runLoad(instance.url, MEASURED[0]!.build(PETS, key.key), { connections: 2, duration: 1 })))
+/** All connections on the first `count` instances, split evenly: their rates add up. */
+async function measure (scenario: Scenario, count: number) {
+  const connections = Math.max(1, Math.round(CONNECTIONS / count))
+  // The load generator's own CPU: near a whole core, it is what limits the figure, not the instances.
+  const cpuBefore = process.cpuUsage()
+  const results: LoadResult[] = await Promise.all(instances.slice(0, count).map((instance) =>
+    runLoad(instance.url, scenario.build(PETS, prepared.key), { connections, duration: SECONDS })))
+  const cpu = process.cpuUsage(cpuBefore)
+  const entry = samples.get(`${scenario.name}|${count}`) ?? { rps: [], p99: [], loadCpu: [], failed: 0 }
+  samples.set(`${scenario.name}|${count}`, entry)
+  entry.rps.push(results.reduce((sum, r) => sum + r.rps, 0))
+  entry.p99.push(Math.max(...results.map((r) => r.p99)))
+  entry.loadCpu.push((cpu.user + cpu.system) / 1e6 / SECONDS)
+  entry.failed += results.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
+}
+
+try {
+  // Both instances run throughout; one instance's figure loads only the first, the other idles.
+  instances.push(await startInstance(prepared.databaseUrl), await startInstance(prepared.databaseUrl))
+  // Warm-up (JIT, caches, pools) that does not count.
+  for (const scenario of MEASURED) await Promise.all(instances.map((instance) => runLoad(instance.url, scenario.build(PETS, prepared.key), { connections: 4, duration: 1 })))
+  // One instance and two alternate within each round, so the machine's drift falls on both.
+  for (let round = 0; round < ROUNDS; round++) {
     for (const scenario of MEASURED) {
-      const connections = Math.max(1, Math.round(CONNECTIONS / count))
-      const results: LoadResult[] = await Promise.all(instances.map((instance) =>
-        runLoad(instance.url, scenario.build(PETS, key.key), { connections, duration: SECONDS })))
-      const rps = results.reduce((sum, r) => sum + r.rps, 0)
-      const p99 = Math.max(...results.map((r) => r.p99))
-      const failed = results.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
-      if (count === 1) single.set(scenario.name, rps)
-      const ratio = rps / single.get(scenario.name)!
-      rows.push(`| ${scenario.name} | ${count} | ${Math.round(rps)} | ${ratio.toFixed(2)}× | ${p99.toFixed(2)} | ${failed} |`)
-      process.stderr.write(`${scenario.name} on ${count} instance(s): ${Math.round(rps)} req/s, p99 ${p99.toFixed(2)} ms, ${failed} failed\n`)
+      for (const count of round % 2 === 0 ? [1, 2] : [2, 1]) await measure(scenario, count)
+      process.stderr.write(`round ${round + 1}/${ROUNDS} ${scenario.name} done\n`)
     }
   }
 } finally {
   await Promise.all(instances.map((instance) => stop(instance.child)))
-  await setup.close()
-  const admin = new pg.Client({ connectionString: BASE_URL })
-  await admin.connect()
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`)
-  await admin.end()
+  await prepared.cleanup()
+}
+
+const rows: string[] = []
+for (const count of [1, 2]) {
+  for (const scenario of MEASURED) {
+    const { rps, p99, loadCpu, failed } = samples.get(`${scenario.name}|${count}`)!
+    const single = samples.get(`${scenario.name}|1`)!.rps
+    // The median of each round's ratio: both counts ran within seconds of each other.
+    const ratio = median(rps.map((r, i) => r / single[i]!))
+    rows.push(`| ${scenario.name} | ${count} | ${Math.round(median(rps))} | ${ratio.toFixed(2)}× | ${median(p99).toFixed(2)} | ${Math.round(median(loadCpu) * 100)} % | ${failed} |`)
+  }
 }
 
 process.stdout.write([
   '',
-  `npm run bench:instances -- --seconds ${SECONDS} --connections ${CONNECTIONS}`,
-  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ${PETS} pets, PostgreSQL on the same machine`,
+  `npm run bench:instances -- --store ${values.store} --seconds ${SECONDS} --rounds ${ROUNDS} --connections ${CONNECTIONS}`,
+  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ${PETS} pets, ${values.store === 'postgres' ? 'PostgreSQL on the same machine' : 'one SQLite file'}; instances started as npm start does; nothing pinned`,
   '',
-  '| scenario | instances | req/s | vs 1 instance | p99 ms | failed |',
-  '|---|---|---|---|---|---|',
+  '| scenario | instances | req/s (median) | vs 1 instance (median of the rounds) | p99 ms (median) | load generator, share of one core | failed |',
+  '|---|---|---|---|---|---|---|',
   ...rows,
   ''
 ].join('\n'))

@@ -21,3 +21,16 @@ test('npm run bench:ab compares a commit with the working tree in alternating pa
   assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['list 20', 'create'])
   assert.equal(worktrees(), before)
 })
+
+test('npm run bench:instances -- --store sqlite measures one and two instances on one SQLite file', () => {
+  const run = spawnSync('npm', ['run', '--silent', 'bench:instances', '--', '--store', 'sqlite', '--seconds', '1', '--rounds', '1', '--connections', '8'], { encoding: 'utf8', timeout: 180_000 })
+  assert.equal(run.status, 0, run.stderr)
+  const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| [12] \| \d+ \| \d+\.\d\d× \| \d+\.\d\d \| \d+ % \| \d+ \|$/.test(line))
+  assert.deepEqual(rows.map((row) => row.split('|').slice(1, 3).map((cell) => cell.trim()).join(' × ')), [
+    'list 20 × 1', 'get by id × 1', 'create × 1', 'mix × 1',
+    'list 20 × 2', 'get by id × 2', 'create × 2', 'mix × 2'
+  ])
+  // Every request was answered as the scenario expects, by both instances.
+  assert.deepEqual(rows.map((row) => row.split('|').at(-2)!.trim()), Array(8).fill('0'))
+  assert.match(run.stdout, /one SQLite file; instances started as npm start does; nothing pinned/)
+})
