@@ -1,16 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { cpus } from 'node:os'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { median, runLoad, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
-import { prepareStore } from './bench/store.ts'
-import { freePort, START_ENV, START_FLAGS } from './bench/servers.ts'
+import { prepareStore, serviceEnv } from './bench/store.ts'
+import { START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
 /**
- * Throughput and p99 latency of one vs two instances on one store, for list 20, get by id, create and the mix;
- * a few seconds per scenario, on a fresh store that is removed at the end: a schema of its own
- * in PostgreSQL, or a SQLite file that both instances open (WAL lets processes share it).
+ * Throughput and p99 latency of one vs two instances on one store, for list 20, get by id,
+ * create and the mix; a few seconds per scenario, on a fresh store that is removed at the end:
+ * a schema of its own in PostgreSQL, or a SQLite file that both instances open (WAL lets
+ * processes share it).
  *
  *   npm run bench:instances [-- --store postgres|sqlite --seconds 3 --rounds 3 --connections 16]
  *
@@ -37,34 +35,8 @@ const POSTGRES_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE
 const PETS = 10_000
 const MEASURED = SCENARIOS.filter((scenario) => ['list 20', 'get by id', 'create', 'mix'].includes(scenario.name))
 
-async function startInstance (databaseUrl: string): Promise<{ url: string, child: ChildProcess }> {
-  const port = await freePort()
-  // Started as npm start starts the service: its Node flags and environment (package.json).
-  const child = spawn(process.execPath, [...START_FLAGS, 'src/server.ts'], {
-    // Production settings, but no drain window on stop, rate limits far above what a benchmark
-    // sends and no load shedding (a benchmark saturates on purpose); logs go to a sink that costs
-    // what a pipe would.
-    env: { ...START_ENV, ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0' },
-    stdio: ['ignore', 'ignore', 'inherit']
-  })
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
-    if (await fetch(url + '/readyz').then((res) => res.ok, () => false)) return { url, child }
-    await sleep(50)
-  }
-  child.kill()
-  throw new Error('an instance did not become ready within 10 s')
-}
-
-async function stop (child: ChildProcess) {
-  if (child.exitCode !== null) return
-  const exited = once(child, 'exit')
-  child.kill('SIGTERM')
-  await exited
-}
-
 const prepared = await prepareStore(PETS, values.store === 'postgres' ? POSTGRES_URL : undefined)
-const instances: Array<{ url: string, child: ChildProcess }> = []
+const instances: BenchServer[] = []
 // Per scenario and instance count, each round's req/s and p99 (the worse instance's).
 const samples = new Map<string, { rps: number[], p99: number[], loadCpu: number[], failed: number }>()
 
@@ -86,7 +58,8 @@ async function measure (scenario: Scenario, count: number) {
 
 try {
   // Both instances run throughout; one instance's figure loads only the first, the other idles.
-  instances.push(await startInstance(prepared.databaseUrl), await startInstance(prepared.databaseUrl))
+  // Started as npm start starts the service (its Node flags and environment), not pinned.
+  for (const name of ['instance 1', 'instance 2']) instances.push(await startServer(name, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS, [], { pinned: false }))
   // Warm-up (JIT, caches, pools) that does not count.
   for (const scenario of MEASURED) await Promise.all(instances.map((instance) => runLoad(instance.url, scenario.build(PETS, prepared.key), { connections: 4, duration: 1 })))
   // One instance and two alternate within each round, so the machine's drift falls on both.
@@ -97,7 +70,7 @@ try {
     }
   }
 } finally {
-  await Promise.all(instances.map((instance) => stop(instance.child)))
+  await Promise.all(instances.map((instance) => instance.stop()))
   await prepared.cleanup()
 }
 

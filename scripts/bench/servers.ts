@@ -48,11 +48,12 @@ async function waitReady (url: string, child: ChildProcess, timeoutMs = 60_000):
 
 /**
  * `under`: a command the server runs under (valgrind …): then it is not pinned, as runs under
- * it go on side by side, and it may take minutes to be ready.
+ * it go on side by side, and it may take minutes to be ready. `pinned: false` leaves the
+ * server free to run on any core (several instances sharing the machine).
  */
-export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string, nodeFlags: string[] = [], under: string[] = []): Promise<BenchServer> {
+export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string, nodeFlags: string[] = [], under: string[] = [], { pinned = true }: { pinned?: boolean } = {}): Promise<BenchServer> {
   const port = await freePort()
-  const pin = canPin && under.length === 0
+  const pin = pinned && canPin && under.length === 0
   const command = [...under, process.execPath, ...nodeFlags, script]
   // The probe's first fetch loads its HTTP client: done before the clock starts, so start-up
   // measures the server, not the probe.
