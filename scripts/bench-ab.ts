@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { median, runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
+import { loadGeneratorName, median, runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
 import { hasCallgrind, instructionsPerRequest } from './bench/instructions.ts'
 import { prepareStore, serviceEnv, type Prepared } from './bench/store.ts'
 import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
@@ -97,17 +97,17 @@ async function timeBoth (worktree: string, storePath: string, key: string) {
     copyFileSync(storePath, path)
     servers.push(await startServer(name, join(root, 'src/server.ts'), serviceEnv(`sqlite:${path}`), '/readyz', START_FLAGS))
   }
-  for (const server of servers) await runLoad(server.url, SCENARIOS[0]!.build(pets, key), { ...load, duration: 2 })
+  for (const server of servers) await runLoad(server.url, SCENARIOS[0]!, { pets, key, ...load, duration: 2 })
 
-  console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s; load on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s; load: ${loadGeneratorName()} on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
   console.log('| scenario | B/A, median of pairs | pairs | A req/s | B req/s | A p99 ms | B p99 ms | A RSS MB | B RSS MB |')
   console.log('|---|--:|---|--:|--:|--:|--:|--:|--:|')
   for (const scenario of scenarios) {
     const samples: Array<[LoadResult, LoadResult]> = []
     for (let i = 0; i < pairs; i++) {
       const [first, second] = i % 2 === 0 ? servers : [...servers].reverse()
-      const one = await runLoad(first!.url, scenario.build(pets, key), load)
-      const other = await runLoad(second!.url, scenario.build(pets, key), load)
+      const one = await runLoad(first!.url, scenario, { pets, key, ...load })
+      const other = await runLoad(second!.url, scenario, { pets, key, ...load })
       samples.push(i % 2 === 0 ? [one, other] : [other, one])
     }
     const ratios = samples.map(([a, b]) => b.rps / a.rps)

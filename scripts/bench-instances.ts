@@ -1,6 +1,6 @@
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
-import { median, runLoad, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
+import { loadGeneratorCpuSeconds, loadGeneratorName, median, runLoad, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
 import { prepareStore, serviceEnv } from './bench/store.ts'
 import { START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
@@ -13,7 +13,8 @@ import { START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
  *   npm run bench:instances [-- --store postgres|sqlite --seconds 3 --rounds 3 --connections 16]
  *
  * PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
- * Two instances get half the connections each from two load generators in this process
+ * Two instances get half the connections each from two load generators (two wrk processes, or
+ * two autocannon runs in this process: see loadGenerator in bench/load.ts)
  * (as a load balancer would split them); their rates add up, and the p99 shown is the worse.
  * Nothing is pinned to a core: instances, store and load generator share the machine's cores,
  * which is what a second instance (or a cluster worker) on the same machine would get.
@@ -44,15 +45,15 @@ const samples = new Map<string, { rps: number[], p99: number[], loadCpu: number[
 async function measure (scenario: Scenario, count: number) {
   const connections = Math.max(1, Math.round(CONNECTIONS / count))
   // The load generator's own CPU: near a whole core, it is what limits the figure, not the instances.
-  const cpuBefore = process.cpuUsage()
+  const cpuBefore = loadGeneratorCpuSeconds()
   const results: LoadResult[] = await Promise.all(instances.slice(0, count).map((instance) =>
-    runLoad(instance.url, scenario.build(PETS, prepared.key), { connections, duration: SECONDS })))
-  const cpu = process.cpuUsage(cpuBefore)
+    runLoad(instance.url, scenario, { pets: PETS, key: prepared.key, connections, duration: SECONDS })))
+  const cpu = loadGeneratorCpuSeconds() - cpuBefore
   const entry = samples.get(`${scenario.name}|${count}`) ?? { rps: [], p99: [], loadCpu: [], failed: 0 }
   samples.set(`${scenario.name}|${count}`, entry)
   entry.rps.push(results.reduce((sum, r) => sum + r.rps, 0))
   entry.p99.push(Math.max(...results.map((r) => r.p99)))
-  entry.loadCpu.push((cpu.user + cpu.system) / 1e6 / SECONDS)
+  entry.loadCpu.push(cpu / SECONDS)
   entry.failed += results.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
 }
 
@@ -61,7 +62,7 @@ try {
   // Started as npm start starts the service (its Node flags and environment), not pinned.
   for (const name of ['instance 1', 'instance 2']) instances.push(await startServer(name, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS, [], { pinned: false }))
   // Warm-up (JIT, caches, pools) that does not count.
-  for (const scenario of MEASURED) await Promise.all(instances.map((instance) => runLoad(instance.url, scenario.build(PETS, prepared.key), { connections: 4, duration: 1 })))
+  for (const scenario of MEASURED) await Promise.all(instances.map((instance) => runLoad(instance.url, scenario, { pets: PETS, key: prepared.key, connections: 4, duration: 1 })))
   // One instance and two alternate within each round, so the machine's drift falls on both.
   for (let round = 0; round < ROUNDS; round++) {
     for (const scenario of MEASURED) {
@@ -88,7 +89,7 @@ for (const count of [1, 2]) {
 process.stdout.write([
   '',
   `npm run bench:instances -- --store ${values.store} --seconds ${SECONDS} --rounds ${ROUNDS} --connections ${CONNECTIONS}`,
-  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ${PETS} pets, ${values.store === 'postgres' ? 'PostgreSQL on the same machine' : 'one SQLite file'}; instances started as npm start does; nothing pinned`,
+  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ${PETS} pets, ${values.store === 'postgres' ? 'PostgreSQL on the same machine' : 'one SQLite file'}; instances started as npm start does; nothing pinned; load: ${loadGeneratorName()}`,
   '',
   '| scenario | instances | req/s (median) | vs 1 instance (median of the rounds) | p99 ms (median) | load generator, share of one core | failed |',
   '|---|---|---|---|---|---|---|',

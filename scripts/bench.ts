@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
+import { loadGeneratorName, median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './bench/store.ts'
 import { canPin, pinSelfToCore1, rssMb, START_ENV, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
@@ -30,7 +30,7 @@ const fmt = (n: number, digits = 0) => Number.isFinite(n) ? n.toFixed(digits) : 
 const prepareStore = (pets: number) => prepareAnyStore(pets, process.env.DATABASE_URL)
 
 async function measure (server: BenchServer, scenario: Scenario, pets: number, key: string, seconds = duration): Promise<LoadResult & { rss: number }> {
-  const result = await runLoad(server.url, scenario.build(pets, key), { connections, duration: seconds })
+  const result = await runLoad(server.url, scenario, { pets, key, connections, duration: seconds })
   return { ...result, rss: rssMb(server.pid) }
 }
 
@@ -140,7 +140,7 @@ async function scale () {
   console.log(`\nscale: ${connections} connections, ${duration} s × ${rounds} rounds, both sizes served at once and measured in alternation, medians (latency in ms; mean from connections ÷ req/s)`)
   console.log(`| scenario | p50 @${small} | p50 @${large} | p50 ratio | p99 @${small} | p99 @${large} | req/s @${small} | req/s @${large} | mean ratio |`)
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
-  const medianOf = (samples: LoadResult[]): LoadResult => ({ rps: median(samples.map((r) => r.rps)), p50: median(samples.map((r) => r.p50)), p99: median(samples.map((r) => r.p99)), non2xx: 0, errors: 0 })
+  const medianOf = (samples: LoadResult[]): LoadResult => ({ requests: 0, rps: median(samples.map((r) => r.rps)), p50: median(samples.map((r) => r.p50)), p99: median(samples.map((r) => r.p99)), non2xx: 0, errors: 0 })
   for (const [name, row] of results) {
     const a = medianOf(row.get(small)!)
     const b = medianOf(row.get(large)!)
@@ -186,7 +186,7 @@ async function soak () {
   console.log(`\nsoak: ${size} pets, mix at ${connections} connections for ${minutes} min: RSS first quarter ${fmt(first, 1)} MB, last quarter ${fmt(last, 1)} MB, growth ${fmt((last / first - 1) * 100, 1)} %, max ${fmt(Math.max(...samples), 1)} MB`)
 }
 
-console.log(`bench: node ${process.version}, taskset ${canPin ? 'available' : 'unavailable'}, service started as npm start does: ${Object.entries(START_ENV).map(([name, value]) => `${name}=${value} `).join('')}node ${START_FLAGS.join(' ')} src/server.ts`)
+console.log(`bench: node ${process.version}, load: ${loadGeneratorName()}, taskset ${canPin ? 'available' : 'unavailable'}, service started as npm start does: ${Object.entries(START_ENV).map(([name, value]) => `${name}=${value} `).join('')}node ${START_FLAGS.join(' ')} src/server.ts`)
 if (flags.scale) await scale()
 else if (flags.soak) await soak()
 else await compare()

@@ -1,9 +1,16 @@
+import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import { encodeCursor } from '../../src/int64.ts'
 
-export interface Scenario { name: string, build(pets: number, key: string): autocannon.Request[] }
-/** Throughput, and the latency percentiles of every answer in milliseconds (fractional). */
-export interface LoadResult { rps: number, p50: number, p99: number, non2xx: number, errors: number }
+import { luaString, runWrk, wrkVersion } from './wrk.ts'
+
+/**
+ * A scenario's requests, for either load generator: autocannon's request list, and a wrk
+ * script (Lua) that makes the same requests, random ids and bodies included.
+ */
+export interface Scenario { name: string, build(pets: number, key: string): autocannon.Request[], lua(pets: number, key: string): string }
+/** Answers counted, throughput, and the latency percentiles of every answer in milliseconds (fractional). */
+export interface LoadResult { requests: number, rps: number, p50: number, p99: number, non2xx: number, errors: number }
 
 const get = (path: string, key?: string): autocannon.Request =>
   ({ method: 'GET', path, headers: key ? { authorization: `Bearer ${key}` } : {} })
@@ -20,13 +27,50 @@ const randomGet = (pets: number, key: string): autocannon.Request => ({
   setupRequest: (request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * pets)}` })
 })
 
+/**
+ * The Lua side. init() runs in wrk's thread once its address is known (wrk.format names the
+ * host); request() is called for every request. A fixed request is formatted once.
+ */
+const luaHeaders = (key: string) => `
+local auth = { ["Authorization"] = ${luaString(`Bearer ${key}`)} }
+local json = { ["Authorization"] = ${luaString(`Bearer ${key}`)}, ["Content-Type"] = "application/json" }
+local function randomGet(pets) return wrk.format("GET", "/v1/pets/" .. math.random(1, pets), auth) end
+local function create()
+  local i = math.random(0, 999999)
+  return wrk.format("POST", "/v1/pets", json, '{"name":"bench-' .. i .. '","categoryId":' .. (i % 50) .. ',"status":"available"}')
+end
+`
+const luaFixed = (path: string, key?: string) => `${luaHeaders(key ?? '')}
+local fixed
+function init() fixed = wrk.format("GET", ${luaString(path)}, ${key ? 'auth' : '{}'}) end
+function request() return fixed end
+`
+const luaRandomGet = (pets: number, key: string) => `${luaHeaders(key)}
+function init() math.randomseed(os.time()) end
+function request() return randomGet(${pets}) end
+`
+const fixedGet = (name: string, path: (pets: number) => string, withKey = true): Scenario => ({
+  name,
+  build: (pets, key) => [get(path(pets), withKey ? key : undefined)],
+  lua: (pets, key) => luaFixed(path(pets), withKey ? key : undefined)
+})
+const deepCursor = (pets: number) => `/v1/pets?limit=20&cursor=${encodeCursor(BigInt(Math.floor(pets * 0.9)))}`
+const randomGetScenario: Scenario = { name: 'get by id', build: (pets, key) => [randomGet(pets, key)], lua: luaRandomGet }
+
 export const SCENARIOS: Scenario[] = [
-  { name: 'list 20', build: (_pets, key) => [get('/v1/pets?limit=20', key)] },
-  { name: 'list 20 status', build: (_pets, key) => [get('/v1/pets?limit=20&status=pending', key)] },
-  { name: 'list deep cursor', build: (pets, key) => [get(`/v1/pets?limit=20&cursor=${encodeCursor(BigInt(Math.floor(pets * 0.9)))}`, key)] },
-  { name: 'get by id', build: (pets, key) => [randomGet(pets, key)] },
-  { name: 'create', build: (_pets, key) => [create(key)] },
-  { name: '401', build: () => [get('/v1/pets?limit=20')] },
+  fixedGet('list 20', () => '/v1/pets?limit=20'),
+  fixedGet('list 20 status', () => '/v1/pets?limit=20&status=pending'),
+  fixedGet('list deep cursor', deepCursor),
+  randomGetScenario,
+  {
+    name: 'create',
+    build: (_pets, key) => [create(key)],
+    lua: (_pets, key) => `${luaHeaders(key)}
+function init() math.randomseed(os.time()) end
+function request() return create() end
+`
+  },
+  fixedGet('401', () => '/v1/pets?limit=20', false),
   {
     // 70 % list, 20 % get, 10 % create, chosen per request.
     name: 'mix',
@@ -42,16 +86,45 @@ export const SCENARIOS: Scenario[] = [
           return { ...request, method: 'POST', path: '/v1/pets', headers: { ...auth, 'content-type': 'application/json' }, body: createBody(Math.floor(Math.random() * 1e6)) }
         }
       }]
-    }
+    },
+    lua: (pets, key) => `${luaHeaders(key)}
+local list
+function init() math.randomseed(os.time()); list = wrk.format("GET", "/v1/pets?limit=20", auth) end
+function request()
+  local roll = math.random()
+  if roll < 0.7 then return list end
+  if roll < 0.9 then return randomGet(${pets}) end
+  return create()
+end
+`
   }
 ]
 
 export const SCALE_SCENARIOS: Scenario[] = [
-  { name: 'list first page', build: (_pets, key) => [get('/v1/pets?limit=20', key)] },
-  { name: 'list deep cursor', build: (pets, key) => [get(`/v1/pets?limit=20&cursor=${encodeCursor(BigInt(Math.floor(pets * 0.9)))}`, key)] },
-  { name: 'list rare status', build: (_pets, key) => [get('/v1/pets?limit=20&status=sold', key)] },
-  { name: 'get by id', build: (pets, key) => [randomGet(pets, key)] }
+  fixedGet('list first page', () => '/v1/pets?limit=20'),
+  fixedGet('list deep cursor', deepCursor),
+  fixedGet('list rare status', () => '/v1/pets?limit=20&status=sold'),
+  randomGetScenario
 ]
+
+export type LoadGenerator = 'wrk' | 'autocannon'
+
+/** BENCH_LOAD=wrk|autocannon chooses; by default wrk when it is installed, else autocannon. */
+export function loadGenerator (): LoadGenerator {
+  const chosen = process.env.BENCH_LOAD
+  if (chosen === 'autocannon') return 'autocannon'
+  if (chosen === 'wrk' || (chosen === undefined && wrkVersion !== undefined)) {
+    if (wrkVersion === undefined) throw new Error('BENCH_LOAD=wrk, but wrk is not installed (Debian: apt-get install wrk)')
+    return 'wrk'
+  }
+  if (chosen !== undefined) throw new Error(`BENCH_LOAD must be wrk or autocannon, not ${chosen}`)
+  return 'autocannon'
+}
+
+/** How the tables name the load generator. */
+export function loadGeneratorName (): string {
+  return loadGenerator() === 'wrk' ? `wrk ${wrkVersion} (1 thread)` : 'autocannon (in this process)'
+}
 
 /**
  * Every answer's time, in milliseconds as autocannon measures it (process.hrtime, fractional).
@@ -94,20 +167,39 @@ export async function runRequests (url: string, requests: autocannon.Request[], 
   if (result.errors + result.timeouts > 0) throw new Error(`${result.errors} errors and ${result.timeouts} timeouts in ${options.amount} requests`)
 }
 
-export async function runLoad (url: string, requests: autocannon.Request[], options: { connections: number, duration: number }): Promise<LoadResult> {
+export async function runLoad (url: string, scenario: Scenario, options: { pets: number, key: string, connections: number, duration: number }): Promise<LoadResult> {
+  if (loadGenerator() === 'wrk') {
+    const result = await runWrk(url, scenario.lua(options.pets, options.key), options)
+    return { requests: result.requests, rps: result.requests / result.seconds, p50: result.p50Ms, p99: result.p99Ms, non2xx: result.statusErrors, errors: result.socketErrors }
+  }
   const latencies = new Latencies()
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const run = autocannon({ url, connections: options.connections, duration: options.duration, requests }, (error, done) => error ? reject(error) : resolve(done))
+    const run = autocannon({ url, connections: options.connections, duration: options.duration, requests: scenario.build(options.pets, options.key) }, (error, done) => error ? reject(error) : resolve(done))
     // Every answer counts, whatever its status: the 401 scenario's answers are all 401s,
     // which autocannon leaves out of its own latency figures.
     run.on('response', (_client, _status, _bytes, ms) => { latencies.add(ms) })
   })
   const [p50, p99] = latencies.percentiles(50, 99)
   return {
+    requests: result.requests.total,
     rps: result.requests.average,
     p50: p50!,
     p99: p99!,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts
   }
+}
+
+/**
+ * CPU seconds of the load generator so far: this process, and the wrk processes it ran (the
+ * kernel adds a child's time to its parent's once the child has exited and been reaped).
+ */
+export function loadGeneratorCpuSeconds (): number {
+  const own = process.cpuUsage()
+  const stat = readFileSync('/proc/self/stat', 'utf8')
+  // Fields after the command name, which ends at the last ')': state is field 3, cutime 16, cstime 17.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const ticksPerSecond = 100
+  const children = (Number(fields[13]) + Number(fields[14])) / ticksPerSecond
+  return (own.user + own.system) / 1e6 + children
 }

@@ -1,0 +1,69 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/**
+ * wrk, when installed (Debian: apt-get install wrk), drives the load: one C thread with an
+ * event loop of its own serves 32 connections with a fraction of the CPU that autocannon, a
+ * Node process, needs for the same requests. On this machine autocannon was 70-90 % of a core
+ * busy at the servers' rates, so it capped the faster server (the baseline) more than the
+ * slower one, and every ratio came out too kind.
+ */
+export const wrkVersion: string | undefined = (() => {
+  const run = spawnSync('wrk', ['--version'], { encoding: 'utf8' })
+  // wrk prints its version and usage, then exits with 1: only a missing binary is an error.
+  return run.error ? undefined : /^wrk (\S+)/m.exec(run.stdout + run.stderr)?.[1] ?? 'unknown'
+})()
+
+export interface WrkResult { requests: number, seconds: number, p50Ms: number, p99Ms: number, statusErrors: number, socketErrors: number }
+
+/**
+ * Prints the summary as one JSON line. `latency` is wrk's record of every answer's time in
+ * microseconds; `errors.status` counts answers with a status of 400 or more.
+ */
+const DONE = `
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('\\n{"requests":%d,"micros":%d,"p50":%d,"p99":%d,"status":%d,"socket":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.status, e.connect + e.read + e.write + e.timeout))
+end
+`
+
+/** A Lua string literal of printable ASCII (what every path, header and key here is). */
+export function luaString (text: string): string {
+  if (!/^[\x20-\x7e]*$/.test(text)) throw new Error(`not printable ASCII: ${JSON.stringify(text)}`)
+  return `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+}
+
+/** Runs wrk with one thread for `duration` seconds with the script (which defines request()). */
+export async function runWrk (url: string, script: string, options: { connections: number, duration: number }): Promise<WrkResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-wrk-'))
+  try {
+    const file = join(dir, 'load.lua')
+    writeFileSync(file, script + DONE)
+    const args = ['-t1', `-c${options.connections}`, `-d${options.duration}s`, '--timeout', '10s', '-s', file, url]
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+      child.on('error', reject)
+      child.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`wrk exited with ${code}: ${out}`)))
+    })
+    const line = output.split('\n').find((text) => text.startsWith('{"requests":'))
+    if (!line) throw new Error(`wrk printed no summary: ${output}`)
+    const summary = JSON.parse(line) as { requests: number, micros: number, p50: number, p99: number, status: number, socket: number }
+    return {
+      requests: summary.requests,
+      seconds: summary.micros / 1e6,
+      p50Ms: summary.p50 / 1000,
+      p99Ms: summary.p99 / 1000,
+      statusErrors: summary.status,
+      socketErrors: summary.socket
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
