@@ -22,6 +22,16 @@ function controlledStore (keyVersion?: () => number) {
   return { store, lookups }
 }
 
+/** A cache with a 1000 ms bound whose entry for HASH was looked up at 0. */
+async function cachedAtZero () {
+  const { store, lookups } = controlledStore()
+  const cache = new KeyCache(store, 1000)
+  const first = cache.find(HASH, 0)
+  lookups[0]!.resolve(record())
+  await first
+  return { cache, lookups }
+}
+
 test('requests that wait for the same key share one lookup', async () => {
   const { store, lookups } = controlledStore()
   const cache = new KeyCache(store, 1000)
@@ -35,11 +45,7 @@ test('requests that wait for the same key share one lookup', async () => {
 })
 
 test('past half its life an entry is looked up again in the background, and what that finds is used', async () => {
-  const { store, lookups } = controlledStore()
-  const cache = new KeyCache(store, 1000)
-  const first = cache.find(HASH, 0)
-  lookups[0]!.resolve(record())
-  await first
+  const { cache, lookups } = await cachedAtZero()
   assert.deepEqual(cache.find(HASH, 499), record())
   assert.equal(lookups.length, 1, 'younger than half the bound: no lookup')
   assert.deepEqual(cache.find(HASH, 500), record(), 'answered at once, not after the lookup')
@@ -53,11 +59,7 @@ test('past half its life an entry is looked up again in the background, and what
 })
 
 test('an entry is never trusted past the bound, even while its refresh is still out', async () => {
-  const { store, lookups } = controlledStore()
-  const cache = new KeyCache(store, 1000)
-  const first = cache.find(HASH, 0)
-  lookups[0]!.resolve(record())
-  await first
+  const { cache, lookups } = await cachedAtZero()
   assert.deepEqual(cache.find(HASH, 600), record())
   assert.equal(lookups.length, 2)
   const late = cache.find(HASH, 1000)
@@ -83,11 +85,7 @@ test('a lookup out for longer than the bound is not shared, and a failed refresh
   lookups[0]!.resolve(record())
   await slow
   assert.deepEqual(cache.find(HASH, 1500), record(), 'the older lookup, answering last, did not replace the newer entry')
-  const { store: failing, lookups: failingLookups } = controlledStore()
-  const cached = new KeyCache(failing, 1000)
-  const made = cached.find(HASH, 0)
-  failingLookups[0]!.resolve(record())
-  await made
+  const { cache: cached, lookups: failingLookups } = await cachedAtZero()
   assert.deepEqual(cached.find(HASH, 700), record())
   failingLookups[1]!.reject(new Error('store down'))
   await new Promise((resolve) => setImmediate(resolve))
