@@ -56,6 +56,7 @@ test('past half its life an entry is looked up again in the background, and what
   await new Promise((resolve) => setImmediate(resolve))
   assert.deepEqual(cache.find(HASH, 700), revoked, 'the refresh replaced the entry')
   assert.deepEqual(cache.find(HASH, 1400), revoked, 'and its age counts from when the refresh was sent (500)')
+  assert.ok(cache.find(HASH, 1500) instanceof Promise, 'up to the bound from then, and not past it')
 })
 
 test('an entry is never trusted past the bound, even while its refresh is still out', async () => {
@@ -90,16 +91,22 @@ test('a lookup out for longer than the bound is not shared, and a failed refresh
   failingLookups[1]!.reject(new Error('store down'))
   await new Promise((resolve) => setImmediate(resolve))
   assert.deepEqual(cached.find(HASH, 999), record(), 'the entry stands until its bound')
-  assert.ok(cached.find(HASH, 1000) instanceof Promise, 'and then the request asks the store')
+  assert.ok(cached.find(HASH, 1000) instanceof Promise, 'and then the request waits for the store')
+  assert.ok(cached.find(HASH, -1) instanceof Promise, 'as it does when the clock went back')
 })
 
-test('KEY_CACHE_TTL_MS=0 reads the key for every request, sharing nothing', () => {
+test('KEY_CACHE_TTL_MS=0 reads the key for every request, sharing nothing', async () => {
   const { store, lookups } = controlledStore()
   const cache = new KeyCache(store, 0)
   const first = cache.find(HASH, 0)
   const second = cache.find(HASH, 0)
   assert.ok(first instanceof Promise && second instanceof Promise)
   assert.equal(lookups.length, 2)
+  lookups[0]!.resolve(record())
+  lookups[1]!.resolve(record())
+  await Promise.all([first, second])
+  assert.ok(cache.find(HASH, 0) instanceof Promise, 'not even an answer of this very millisecond is kept')
+  assert.equal(lookups.length, 3)
 })
 
 test('with a key version (SQLite), a lookup is shared within a version and not across a change', async () => {
@@ -118,4 +125,16 @@ test('with a key version (SQLite), a lookup is shared within a version and not a
   assert.deepEqual(await Promise.all([a, b, c]), [record(), record(), revoked])
   assert.deepEqual(cache.find(HASH, 3), revoked)
   assert.deepEqual(cache.find(HASH, 100_000), revoked, 'exact: no time bound while the version stands')
+})
+
+test('with a key version, an entry carries the version its lookup was sent under, not the one it came back under', async () => {
+  let version = 1
+  const { store, lookups } = controlledStore(() => version)
+  const cache = new KeyCache(store, 1000)
+  const sent = cache.find(HASH, 0)
+  version = 2
+  lookups[0]!.resolve(record())
+  assert.deepEqual(await sent, record())
+  assert.ok(cache.find(HASH, 5) instanceof Promise, 'the key may have changed after the lookup read it')
+  assert.equal(lookups.length, 2)
 })

@@ -28,10 +28,11 @@ const randomGet = (pets: number, key: string): autocannon.Request => ({
 })
 
 /**
- * The Lua side. init() runs in wrk's thread once its address is known (wrk.format names the
- * host); request() is called for every request. A fixed request is formatted once.
+ * The Lua side: shared definitions first. init() runs in wrk's thread once its address is
+ * known (wrk.format names the host) and seeds the random numbers with the seed runWrk passes;
+ * request() is called for every request. A fixed request is formatted once.
  */
-const luaHeaders = (key: string) => `
+const luaPrelude = (key: string) => `
 local auth = { ["Authorization"] = ${luaString(`Bearer ${key}`)} }
 local json = { ["Authorization"] = ${luaString(`Bearer ${key}`)}, ["Content-Type"] = "application/json" }
 local function randomGet(pets) return wrk.format("GET", "/v1/pets/" .. math.random(1, pets), auth) end
@@ -40,14 +41,19 @@ local function create()
   return wrk.format("POST", "/v1/pets", json, '{"name":"bench-' .. i .. '","categoryId":' .. (i % 50) .. ',"status":"available"}')
 end
 `
-const luaFixed = (path: string, key?: string) => `${luaHeaders(key ?? '')}
+/** A count of pets as Lua reads it: a whole number of at least 1, checked here rather than inside wrk. */
+const luaCount = (pets: number) => {
+  if (!Number.isSafeInteger(pets) || pets < 1) throw new Error(`not a count of pets: ${pets}`)
+  return String(pets)
+}
+const luaFixed = (path: string, key?: string) => `${key ? luaPrelude(key) : 'local auth = {}'}
 local fixed
-function init() fixed = wrk.format("GET", ${luaString(path)}, ${key ? 'auth' : '{}'}) end
+function init() fixed = wrk.format("GET", ${luaString(path)}, auth) end
 function request() return fixed end
 `
-const luaRandomGet = (pets: number, key: string) => `${luaHeaders(key)}
-function init() math.randomseed(os.time()) end
-function request() return randomGet(${pets}) end
+const luaRandomGet = (pets: number, key: string) => `${luaPrelude(key)}
+function init(args) math.randomseed(tonumber(args[1])) end
+function request() return randomGet(${luaCount(pets)}) end
 `
 const fixedGet = (name: string, path: (pets: number) => string, withKey = true): Scenario => ({
   name,
@@ -65,8 +71,8 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'create',
     build: (_pets, key) => [create(key)],
-    lua: (_pets, key) => `${luaHeaders(key)}
-function init() math.randomseed(os.time()) end
+    lua: (_pets, key) => `${luaPrelude(key)}
+function init(args) math.randomseed(tonumber(args[1])) end
 function request() return create() end
 `
   },
@@ -87,13 +93,13 @@ function request() return create() end
         }
       }]
     },
-    lua: (pets, key) => `${luaHeaders(key)}
+    lua: (pets, key) => `${luaPrelude(key)}
 local list
-function init() math.randomseed(os.time()); list = wrk.format("GET", "/v1/pets?limit=20", auth) end
+function init(args) math.randomseed(tonumber(args[1])); list = wrk.format("GET", "/v1/pets?limit=20", auth) end
 function request()
   local roll = math.random()
   if roll < 0.7 then return list end
-  if roll < 0.9 then return randomGet(${pets}) end
+  if roll < 0.9 then return randomGet(${luaCount(pets)}) end
   return create()
 end
 `
@@ -199,6 +205,8 @@ export function loadGeneratorCpuSeconds (): number {
   const stat = readFileSync('/proc/self/stat', 'utf8')
   // Fields after the command name, which ends at the last ')': state is field 3, cutime 16, cstime 17.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // The kernel's USER_HZ, 100 on Linux. Every child reaped counts, and during a measurement
+  // only the load generator's wrk processes are.
   const ticksPerSecond = 100
   const children = (Number(fields[13]) + Number(fields[14])) / ticksPerSecond
   return (own.user + own.system) / 1e6 + children

@@ -1,12 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process'
+import { randomInt } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
  * wrk, when installed (Debian: apt-get install wrk), drives the load: one C thread with an
- * event loop of its own serves 32 connections with a fraction of the CPU that autocannon, a
- * Node process, needs for the same requests. On this machine autocannon was 70-90 % of a core
+ * event loop of its own drives all the connections with a fraction of the CPU that autocannon,
+ * a Node process, needs for the same requests. On this machine autocannon was 70-90 % of a core
  * busy at the servers' rates, so it capped the faster server (the baseline) more than the
  * slower one, and every ratio came out too kind.
  */
@@ -37,22 +38,30 @@ export function luaString (text: string): string {
   return `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
 }
 
-/** Runs wrk with one thread for `duration` seconds with the script (which defines request()). */
+/**
+ * Runs wrk with one thread for `duration` seconds (whole seconds: all wrk takes) with the
+ * script, which defines request() and may take a random seed as init's first argument: each
+ * run gets its own, so two runs started in the same second do not send the same ids.
+ */
 export async function runWrk (url: string, script: string, options: { connections: number, duration: number }): Promise<WrkResult> {
+  if (!Number.isInteger(options.duration) || options.duration < 1) throw new Error(`wrk runs for whole seconds, not ${options.duration}`)
   const dir = mkdtempSync(join(tmpdir(), 'petstore-wrk-'))
   try {
     const file = join(dir, 'load.lua')
     writeFileSync(file, script + DONE)
-    const args = ['-t1', `-c${options.connections}`, `-d${options.duration}s`, '--timeout', '10s', '-s', file, url]
+    const seed = randomInt(1, 2 ** 31)
+    const args = ['-t1', `-c${options.connections}`, `-d${options.duration}s`, '--timeout', '10s', '-s', file, url, '--', String(seed)]
     const output = await new Promise<string>((resolve, reject) => {
       const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] })
       let out = ''
+      let err = ''
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { err += chunk })
       child.on('error', reject)
-      child.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`wrk exited with ${code}: ${out}`)))
+      child.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`wrk exited with ${code}: ${out}${err}`)))
     })
-    const line = output.split('\n').find((text) => text.startsWith('{"requests":'))
+    // done() prints the summary last, on a line of its own.
+    const line = output.split('\n').findLast((text) => text.startsWith('{"requests":'))
     if (!line) throw new Error(`wrk printed no summary: ${output}`)
     const summary = JSON.parse(line) as { requests: number, micros: number, p50: number, p99: number, status: number, socket: number }
     return {

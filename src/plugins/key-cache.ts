@@ -40,7 +40,7 @@ export class KeyCache {
     if (entry) {
       if (version !== undefined) {
         if (entry.version === version) return entry.key
-      } else if (now - entry.at < this.#ttlMs) {
+      } else if (this.#withinBound(now, entry.at)) {
         // A failed refresh changes nothing: the entry runs out, and the next request asks.
         if (now - entry.at >= this.#ttlMs / 2) this.#lookUp(hash, now, version).catch(() => {})
         return entry.key
@@ -52,9 +52,10 @@ export class KeyCache {
   /** One lookup per key at a time, shared while what it finds is within the bound for `now`. */
   #lookUp (hash: string, now: number, version: number | undefined): Promise<ApiKeyRecord | undefined> {
     const inFlight = this.#lookups.get(hash)
-    if (inFlight && inFlight.version === version && (version !== undefined || now - inFlight.at < this.#ttlMs)) return inFlight.found
+    if (inFlight && inFlight.version === version && (version !== undefined || this.#withinBound(now, inFlight.at))) return inFlight.found
     const found = this.#store.findApiKeyByHash(hash).then((key) => {
-      // A lookup sent later has already answered: what it found is newer.
+      // A lookup sent later has already left an entry: it is the newer one, and stays. (If that
+      // lookup found no key, this one may put its record back: trusted only within its own bound.)
       if ((this.#entries.get(hash)?.at ?? -Infinity) > now) return key
       if (!key) {
         this.#entries.delete(hash)
@@ -69,6 +70,11 @@ export class KeyCache {
     const settled = () => { if (this.#lookups.get(hash) === lookup) this.#lookups.delete(hash) }
     found.then(settled, settled)
     return found
+  }
+
+  /** Whether what a lookup sent at `at` found may still be trusted at `now`: never when the clock went back. */
+  #withinBound (now: number, at: number): boolean {
+    return now >= at && now - at < this.#ttlMs
   }
 
   /** Read at most once per millisecond: a revocation is seen within 1 ms, at a fraction of the cost. */
