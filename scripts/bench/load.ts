@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import { encodeCursor } from '../../src/int64.ts'
-
 import { luaString, runWrk, wrkVersion } from './wrk.ts'
 
 /**
