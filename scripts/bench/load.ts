@@ -116,14 +116,10 @@ export type LoadGenerator = 'wrk' | 'autocannon'
 
 /** BENCH_LOAD=wrk|autocannon chooses; by default wrk when it is installed, else autocannon. */
 export function loadGenerator (): LoadGenerator {
-  const chosen = process.env.BENCH_LOAD
-  if (chosen === 'autocannon') return 'autocannon'
-  if (chosen === 'wrk' || (chosen === undefined && wrkVersion !== undefined)) {
-    if (wrkVersion === undefined) throw new Error('BENCH_LOAD=wrk, but wrk is not installed (Debian: apt-get install wrk)')
-    return 'wrk'
-  }
-  if (chosen !== undefined) throw new Error(`BENCH_LOAD must be wrk or autocannon, not ${chosen}`)
-  return 'autocannon'
+  const chosen = process.env.BENCH_LOAD ?? (wrkVersion === undefined ? 'autocannon' : 'wrk')
+  if (chosen !== 'wrk' && chosen !== 'autocannon') throw new Error(`BENCH_LOAD must be wrk or autocannon, not ${chosen}`)
+  if (chosen === 'wrk' && wrkVersion === undefined) throw new Error('BENCH_LOAD=wrk, but wrk is not installed (Debian: apt-get install wrk)')
+  return chosen
 }
 
 /** How the tables name the load generator. */
@@ -173,10 +169,7 @@ export async function runRequests (url: string, requests: autocannon.Request[], 
 }
 
 export async function runLoad (url: string, scenario: Scenario, options: { pets: number, key: string, connections: number, duration: number }): Promise<LoadResult> {
-  if (loadGenerator() === 'wrk') {
-    const result = await runWrk(url, scenario.lua(options.pets, options.key), options)
-    return { requests: result.requests, rps: result.requests / result.seconds, p50: result.p50Ms, p99: result.p99Ms, non2xx: result.statusErrors, errors: result.socketErrors }
-  }
+  if (loadGenerator() === 'wrk') return await runWrk(url, scenario.lua(options.pets, options.key), options)
   const latencies = new Latencies()
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const run = autocannon({ url, connections: options.connections, duration: options.duration, requests: scenario.build(options.pets, options.key) }, (error, done) => error ? reject(error) : resolve(done))

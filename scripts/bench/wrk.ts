@@ -3,6 +3,7 @@ import { randomInt } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { LoadResult } from './load.ts'
 
 /**
  * wrk, when installed (Debian: apt-get install wrk), drives the load: one C thread with an
@@ -16,8 +17,6 @@ export const wrkVersion: string | undefined = (() => {
   // wrk prints its version and usage, then exits with 1: only a missing binary is an error.
   return run.error ? undefined : /^wrk (\S+)/m.exec(run.stdout + run.stderr)?.[1] ?? 'unknown'
 })()
-
-export interface WrkResult { requests: number, seconds: number, p50Ms: number, p99Ms: number, statusErrors: number, socketErrors: number }
 
 /**
  * Prints the summary as one JSON line. `latency` is wrk's record of every answer's time in
@@ -43,7 +42,7 @@ export function luaString (text: string): string {
  * script, which defines request() and may take a random seed as init's first argument: each
  * run gets its own, so two runs started in the same second do not send the same ids.
  */
-export async function runWrk (url: string, script: string, options: { connections: number, duration: number }): Promise<WrkResult> {
+export async function runWrk (url: string, script: string, options: { connections: number, duration: number }): Promise<LoadResult> {
   if (!Number.isInteger(options.duration) || options.duration < 1) throw new Error(`wrk runs for whole seconds, not ${options.duration}`)
   const dir = mkdtempSync(join(tmpdir(), 'petstore-wrk-'))
   try {
@@ -66,11 +65,11 @@ export async function runWrk (url: string, script: string, options: { connection
     const summary = JSON.parse(line) as { requests: number, micros: number, p50: number, p99: number, status: number, socket: number }
     return {
       requests: summary.requests,
-      seconds: summary.micros / 1e6,
-      p50Ms: summary.p50 / 1000,
-      p99Ms: summary.p99 / 1000,
-      statusErrors: summary.status,
-      socketErrors: summary.socket
+      rps: summary.requests / (summary.micros / 1e6),
+      p50: summary.p50 / 1000,
+      p99: summary.p99 / 1000,
+      non2xx: summary.status,
+      errors: summary.socket
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
