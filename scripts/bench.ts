@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util'
 import { loadGeneratorName, median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
+import { answerHeadersOf } from './bench/answer-headers.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './bench/store.ts'
 import { canPin, pinSelfToCore1, rssMb, START_ENV, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
 /**
- * npm run bench [-- --quick | --scale | --soak] [--rounds N] [--duration S] [--connections C]
+ * npm run bench [-- --quick | --scale | --soak] [--headers] [--rounds N] [--duration S] [--connections C]
  * The service (production settings, on a fresh store) against a bare Fastify route serving the
- * same pets from memory, same load, alternating A/B; medians of each round.
+ * same pets from memory, same load, alternating A/B; medians of each round. --headers adds a
+ * third server: the bare route sending the response headers the service sends.
  * DATABASE_URL=postgres://… runs the service on PostgreSQL instead of a fresh SQLite file.
  */
 const { values: flags } = parseArgs({
@@ -14,6 +16,7 @@ const { values: flags } = parseArgs({
     quick: { type: 'boolean', default: false },
     scale: { type: 'boolean', default: false },
     soak: { type: 'boolean', default: false },
+    headers: { type: 'boolean', default: false },
     rounds: { type: 'string' },
     duration: { type: 'string' },
     connections: { type: 'string', default: '32' },
@@ -34,46 +37,60 @@ async function measure (server: BenchServer, scenario: Scenario, pets: number, k
   return { ...result, rss: rssMb(server.pid) }
 }
 
+type Sample = LoadResult & { rss: number }
+
 async function compare () {
   const pets = Number(flags.pets)
   const prepared = await prepareStore(pets)
   const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
   const baseline = await startServer('baseline', 'scripts/bench/baseline.ts', { BENCH_PETS: String(pets) }, '/v1/pets?limit=1')
-  const samples = new Map<string, { service: Array<LoadResult & { rss: number }>, baseline: Array<LoadResult & { rss: number }> }>()
-  // Warm both up (JIT, caches) before anything counts.
-  for (const server of [service, baseline]) await measure(server, SCENARIOS[0]!, pets, prepared.key, 1)
+  // --headers: a third server, the baseline sending the headers the service sends.
+  const headered = flags.headers
+    ? await startServer('baseline + headers', 'scripts/bench/baseline.ts', { BENCH_PETS: String(pets), BENCH_ANSWER_HEADERS: JSON.stringify(await answerHeadersOf(service.url, prepared.key)) }, '/v1/pets?limit=1')
+    : undefined
+  const servers = headered ? [service, baseline, headered] : [service, baseline]
+  const samples = new Map<string, Map<BenchServer, Sample[]>>()
+  // Warm them up (JIT, caches) before anything counts.
+  for (const server of servers) await measure(server, SCENARIOS[0]!, pets, prepared.key, 1)
   for (let round = 0; round < rounds; round++) {
     for (const scenario of SCENARIOS) {
-      const entry = samples.get(scenario.name) ?? { service: [], baseline: [] }
+      const entry = samples.get(scenario.name) ?? new Map(servers.map((server) => [server, []]))
       samples.set(scenario.name, entry)
-      const order = round % 2 === 0 ? [service, baseline] : [baseline, service]
-      for (const server of order) {
+      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
         const sample = await measure(server, scenario, pets, prepared.key)
-        entry[server === service ? 'service' : 'baseline'].push(sample)
+        entry.get(server)!.push(sample)
         const unexpected = scenario.name === '401' ? 0 : sample.non2xx
         if (unexpected > 0 || sample.errors > 0) process.stderr.write(`! ${server.name} ${scenario.name}: ${unexpected} non-2xx, ${sample.errors} errors\n`)
       }
       process.stderr.write(`round ${round + 1}/${rounds} ${scenario.name} done\n`)
     }
   }
-  await service.stop()
-  await baseline.stop()
+  for (const server of servers) await server.stop()
   await prepared.cleanup()
 
   const store = prepared.databaseUrl.split(':')[0]
+  // Each round's figures compared, then the median: the servers ran within a minute of each other.
+  const ratio = (a: Sample[], b: Sample[]) => median(a.map((x, i) => x.rps / b[i]!.rps))
   console.log(`\n${store}, ${pets} pets, ${connections} connections, ${duration} s × ${rounds} rounds, medians; server on core 0, load on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
   console.log('| scenario | service req/s | baseline req/s | ratio | p50 ms svc / base | p99 ms svc / base | p99 ratio | RSS MB svc / base |')
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|')
-  for (const [name, { service: s, baseline: b }] of samples) {
-    const sr = median(s.map((x) => x.rps))
-    const br = median(b.map((x) => x.rps))
-    const ratios = s.map((x, i) => x.rps / b[i]!.rps)
+  for (const [name, entry] of samples) {
+    const s = entry.get(service)!
+    const b = entry.get(baseline)!
     const sp99 = median(s.map((x) => x.p99))
     const bp99 = median(b.map((x) => x.p99))
-    console.log(`| ${name} | ${fmt(sr)} | ${fmt(br)} | ${fmt(median(ratios), 2)}× | ${fmt(median(s.map((x) => x.p50)), 2)} / ${fmt(median(b.map((x) => x.p50)), 2)} | ${fmt(sp99, 2)} / ${fmt(bp99, 2)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} |`)
+    console.log(`| ${name} | ${fmt(median(s.map((x) => x.rps)))} | ${fmt(median(b.map((x) => x.rps)))} | ${fmt(ratio(s, b), 2)}× | ${fmt(median(s.map((x) => x.p50)), 2)} / ${fmt(median(b.map((x) => x.p50)), 2)} | ${fmt(sp99, 2)} / ${fmt(bp99, 2)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} |`)
   }
   // Start-up beside the bare framework's: on a slow or busy machine both move together.
   console.log(`- ready after spawn: service ${fmt(service.startupMs)} ms, baseline ${fmt(baseline.startupMs)} ms`)
+  if (!headered) return
+  console.log('\nthe baseline sending the service\'s response headers (the same names and values, set in an onSend hook), measured in the same rounds')
+  console.log('| scenario | baseline + headers req/s | baseline + headers / baseline | service / baseline + headers | p99 ms |')
+  console.log('|---|--:|--:|--:|--:|')
+  for (const [name, entry] of samples) {
+    const h = entry.get(headered)!
+    console.log(`| ${name} | ${fmt(median(h.map((x) => x.rps)))} | ${fmt(ratio(h, entry.get(baseline)!), 2)}× | ${fmt(ratio(entry.get(service)!, h), 2)}× | ${fmt(median(h.map((x) => x.p99)), 2)} |`)
+  }
 }
 
 async function scale () {

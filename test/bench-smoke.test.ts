@@ -3,13 +3,15 @@ import { spawnSync } from 'node:child_process'
 import { test } from 'node:test'
 import { wrkVersion } from '../scripts/bench/wrk.ts'
 
-test('npm run bench -- --quick runs every scenario against the service and the baseline and prints the table', () => {
-  const run = spawnSync('npm', ['run', '--silent', 'bench', '--', '--quick', '--connections', '8'], { encoding: 'utf8', timeout: 180_000 })
+test('npm run bench -- --quick --headers runs every scenario against the service, the baseline and the baseline with the service\'s headers, and prints both tables', () => {
+  const run = spawnSync('npm', ['run', '--silent', 'bench', '--', '--quick', '--headers', '--connections', '8'], { encoding: 'utf8', timeout: 180_000 })
   assert.equal(run.status, 0, run.stderr)
   // Latencies to the hundredth of a millisecond: answers take a fraction of one.
   const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+ \| \d+ \| \d+\.\d\d× \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d× \|/.test(line))
   assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix'])
   assert.match(run.stdout, /^- ready after spawn: service \d+ ms, baseline \d+ ms$/m)
+  const headered = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+ \| \d+\.\d\d× \| \d+\.\d\d× \| \d+\.\d\d \|$/.test(line))
+  assert.deepEqual(headered.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix'])
   // wrk drives the load where it is installed (.ci/run installs it), autocannon elsewhere.
   assert.match(run.stdout, wrkVersion === undefined ? /^bench: .*, load: autocannon \(in this process\),/m : /^bench: .*, load: wrk \S+ \(1 thread\),/m)
   assert.doesNotMatch(run.stderr, /non-2xx|errors/, 'the service answered every benchmark request as expected')

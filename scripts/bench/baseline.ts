@@ -1,15 +1,20 @@
-import Fastify from 'fastify'
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { decodeCursor } from '../../src/int64.ts'
 import { createValidatorCompiler } from '../../src/validation.ts'
 import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type ListPetsQuery, type NewPet, type Pet, type PetIdParams } from '../../src/schemas.ts'
 import { parseJsonBody } from '../../src/json-body.ts'
+import { headersByStatus, type AnswerHeaders } from './answer-headers.ts'
 import { seedPet } from './seed.ts'
 
 /**
  * The yardstick: a bare Fastify route with the service's own schemas, serving the same pets
  * from memory. No auth, no store, no logs, no rate limits: what the framework alone costs.
+ * With BENCH_ANSWER_HEADERS (JSON, from answer-headers.ts) it also sends the headers the
+ * service sends on each kind of answer, set as the service sets them (reply.headers in an
+ * onSend hook): what the framework costs with the service's headers.
  */
 const count = Number(process.env.BENCH_PETS ?? 10_000)
+const answerHeaders: AnswerHeaders = JSON.parse(process.env.BENCH_ANSWER_HEADERS ?? '{}')
 const pets: Pet[] = []
 for (let i = 1; i <= count; i++) pets.push({ id: BigInt(i), ...seedPet(i) })
 
@@ -30,7 +35,21 @@ for (const schema of sharedSchemas) app.addSchema(schema)
 app.removeAllContentTypeParsers()
 app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, parseJsonBody(body as string)))
 
+/** Route options: an onSend hook that adds the service's headers, when there are any for the route. */
+function serviceHeaders (methodAndRoute: string) {
+  const byStatus = headersByStatus(answerHeaders, methodAndRoute)
+  if (byStatus.size === 0) return {}
+  return {
+    onSend: (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+      const headers = byStatus.get(reply.statusCode)
+      if (headers) reply.headers(headers)
+      done(null, payload)
+    }
+  }
+}
+
 app.get<{ Querystring: ListPetsQuery }>('/v1/pets', {
+  ...serviceHeaders('GET /v1/pets'),
   schema: { querystring: ListPetsQuerySchema, response: { 200: { $ref: 'Pets' } } }
 }, async (request, reply) => {
   if (request.headers.authorization === undefined) {
@@ -45,10 +64,12 @@ app.get<{ Querystring: ListPetsQuery }>('/v1/pets', {
 })
 
 app.get<{ Params: PetIdParams }>('/v1/pets/:petId', {
+  ...serviceHeaders('GET /v1/pets/:petId'),
   schema: { params: PetIdParamsSchema, response: { 200: { $ref: 'Pet' } } }
 }, async (request) => pets[Number(request.params.petId) - 1])
 
 app.post<{ Body: NewPet }>('/v1/pets', {
+  ...serviceHeaders('POST /v1/pets'),
   schema: { body: { $ref: 'NewPet' }, response: { 201: { $ref: 'Pet' } } }
 }, async (request, reply) => {
   const pet = { id: BigInt(pets.length + 1), ...request.body }

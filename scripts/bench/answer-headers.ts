@@ -1,0 +1,45 @@
+/**
+ * The response headers the service puts on each kind of answer the benchmark asks for, so that
+ * the baseline can send the same ones (`npm run bench -- --headers`). Then the table can tell
+ * what the headers the interface and the service promise cost in Node and Fastify alone (the
+ * baseline with them against the bare one) from what the service's own work costs (the service
+ * against the baseline with them).
+ */
+
+/** "METHOD route status" → header name → value, as the service sent it. */
+export type AnswerHeaders = Record<string, Record<string, string>>
+
+/** Fields that Node writes on every answer, or that the baseline sets itself with its body. */
+const FRAMING = new Set(['content-length', 'content-type', 'date', 'connection', 'keep-alive', 'transfer-encoding'])
+
+/** The answers the scenarios get: a listing, a pet, a created pet and a 401 (a request without a key). */
+const ANSWERS = [
+  { kind: 'GET /v1/pets 200', path: '/v1/pets?limit=20', withKey: true },
+  { kind: 'GET /v1/pets/:petId 200', path: '/v1/pets/1', withKey: true },
+  { kind: 'POST /v1/pets 201', path: '/v1/pets', withKey: true, body: JSON.stringify({ name: 'headers', categoryId: 1, status: 'available' }) },
+  { kind: 'GET /v1/pets 401', path: '/v1/pets?limit=20', withKey: false }
+]
+
+/** Asks the service once for each kind of answer (one create included) and keeps its headers. */
+export async function answerHeadersOf (url: string, key: string): Promise<AnswerHeaders> {
+  const kinds: AnswerHeaders = {}
+  for (const { kind, path, withKey, body } of ANSWERS) {
+    const headers: Record<string, string> = withKey ? { authorization: `Bearer ${key}` } : {}
+    if (body) headers['content-type'] = 'application/json'
+    const response = await fetch(url + path, { method: body ? 'POST' : 'GET', headers, body })
+    await response.arrayBuffer()
+    if (String(response.status) !== kind.split(' ')[2]) throw new Error(`${kind}: the service answered ${response.status}`)
+    kinds[kind] = Object.fromEntries([...response.headers].filter(([name]) => !FRAMING.has(name)))
+  }
+  return kinds
+}
+
+/** The headers of one route's answers, by status, for the baseline's onSend hook. */
+export function headersByStatus (kinds: AnswerHeaders, methodAndRoute: string): Map<number, Record<string, string>> {
+  const byStatus = new Map<number, Record<string, string>>()
+  for (const [kind, headers] of Object.entries(kinds)) {
+    const status = kind.slice(kind.lastIndexOf(' ') + 1)
+    if (kind === `${methodAndRoute} ${status}`) byStatus.set(Number(status), headers)
+  }
+  return byStatus
+}
