@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import { loadGeneratorName, median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
 import { answerHeadersOf } from './bench/answer-headers.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './bench/store.ts'
-import { canPin, pinSelfToCore1, rssMb, START_ENV, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
+import { canPin, cpuSecondsOf, pinSelfToCore1, rssMb, START_ENV, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
 
 /**
  * npm run bench [-- --quick | --scale | --soak] [--headers] [--rounds N] [--duration S] [--connections C]
@@ -32,12 +32,16 @@ const fmt = (n: number, digits = 0) => Number.isFinite(n) ? n.toFixed(digits) : 
 // DATABASE_URL=postgres://… puts every store of the run on PostgreSQL.
 const prepareStore = (pets: number) => prepareAnyStore(pets, process.env.DATABASE_URL)
 
-async function measure (server: BenchServer, scenario: Scenario, pets: number, key: string, seconds = duration): Promise<LoadResult & { rss: number }> {
-  const result = await runLoad(server.url, scenario, { pets, key, connections, duration: seconds })
-  return { ...result, rss: rssMb(server.pid) }
-}
+/** A run's figures, the server's RSS after it, and the server's CPU time (user + system) per request in µs. */
+type Sample = LoadResult & { rss: number, cpuUs: number }
 
-type Sample = LoadResult & { rss: number }
+async function measure (server: BenchServer, scenario: Scenario, pets: number, key: string, seconds = duration): Promise<Sample> {
+  const before = cpuSecondsOf(server.pid)
+  const result = await runLoad(server.url, scenario, { pets, key, connections, duration: seconds })
+  const after = cpuSecondsOf(server.pid)
+  const cpuUs = (after.user + after.system - before.user - before.system) * 1e6 / result.requests
+  return { ...result, rss: rssMb(server.pid), cpuUs }
+}
 
 async function compare () {
   const pets = Number(flags.pets)
@@ -72,24 +76,24 @@ async function compare () {
   // Each round's figures compared, then the median: the servers ran within a minute of each other.
   const ratio = (a: Sample[], b: Sample[]) => median(a.map((x, i) => x.rps / b[i]!.rps))
   console.log(`\n${store}, ${pets} pets, ${connections} connections, ${duration} s × ${rounds} rounds, medians; server on core 0, load on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
-  console.log('| scenario | service req/s | baseline req/s | ratio | p50 ms svc / base | p99 ms svc / base | p99 ratio | RSS MB svc / base |')
-  console.log('|---|--:|--:|--:|--:|--:|--:|--:|')
+  console.log('| scenario | service req/s | baseline req/s | ratio | p50 ms svc / base | p99 ms svc / base | p99 ratio | RSS MB svc / base | CPU µs a request svc / base |')
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
   for (const [name, entry] of samples) {
     const s = entry.get(service)!
     const b = entry.get(baseline)!
     const sp99 = median(s.map((x) => x.p99))
     const bp99 = median(b.map((x) => x.p99))
-    console.log(`| ${name} | ${fmt(median(s.map((x) => x.rps)))} | ${fmt(median(b.map((x) => x.rps)))} | ${fmt(ratio(s, b), 2)}× | ${fmt(median(s.map((x) => x.p50)), 2)} / ${fmt(median(b.map((x) => x.p50)), 2)} | ${fmt(sp99, 2)} / ${fmt(bp99, 2)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} |`)
+    console.log(`| ${name} | ${fmt(median(s.map((x) => x.rps)))} | ${fmt(median(b.map((x) => x.rps)))} | ${fmt(ratio(s, b), 2)}× | ${fmt(median(s.map((x) => x.p50)), 2)} / ${fmt(median(b.map((x) => x.p50)), 2)} | ${fmt(sp99, 2)} / ${fmt(bp99, 2)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} | ${fmt(median(s.map((x) => x.cpuUs)), 1)} / ${fmt(median(b.map((x) => x.cpuUs)), 1)} |`)
   }
   // Start-up beside the bare framework's: on a slow or busy machine both move together.
   console.log(`- ready after spawn: service ${fmt(service.startupMs)} ms, baseline ${fmt(baseline.startupMs)} ms`)
   if (!headered) return
   console.log('\nthe baseline sending the service\'s response headers (the same names and values, set in an onSend hook), measured in the same rounds')
-  console.log('| scenario | baseline + headers req/s | baseline + headers / baseline | service / baseline + headers | p99 ms |')
-  console.log('|---|--:|--:|--:|--:|')
+  console.log('| scenario | baseline + headers req/s | baseline + headers / baseline | service / baseline + headers | p99 ms | CPU µs a request |')
+  console.log('|---|--:|--:|--:|--:|--:|')
   for (const [name, entry] of samples) {
     const h = entry.get(headered)!
-    console.log(`| ${name} | ${fmt(median(h.map((x) => x.rps)))} | ${fmt(ratio(h, entry.get(baseline)!), 2)}× | ${fmt(ratio(entry.get(service)!, h), 2)}× | ${fmt(median(h.map((x) => x.p99)), 2)} |`)
+    console.log(`| ${name} | ${fmt(median(h.map((x) => x.rps)))} | ${fmt(ratio(h, entry.get(baseline)!), 2)}× | ${fmt(ratio(entry.get(service)!, h), 2)}× | ${fmt(median(h.map((x) => x.p99)), 2)} | ${fmt(median(h.map((x) => x.cpuUs)), 1)} |`)
   }
 }
 
