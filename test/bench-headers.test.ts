@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { answerHeadersOf } from '../scripts/bench/answer-headers.ts'
+import { answerHeadersOf, FRAMING } from '../scripts/bench/answer-headers.ts'
 import { prepareStore, serviceEnv } from '../scripts/bench/store.ts'
 import { START_FLAGS, startServer, type BenchServer } from '../scripts/bench/servers.ts'
 
@@ -11,8 +11,6 @@ import { START_FLAGS, startServer, type BenchServer } from '../scripts/bench/ser
  */
 
 const PETS = 100
-// Set by Node or by the baseline with its body on every answer: not what the comparison is about.
-const FRAMING = new Set(['content-length', 'content-type', 'date', 'connection', 'keep-alive', 'transfer-encoding'])
 
 const requests = (key: string) => ({
   'GET /v1/pets 200': { path: '/v1/pets?limit=20', init: { headers: { authorization: `Bearer ${key}` } } },

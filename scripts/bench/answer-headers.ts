@@ -10,7 +10,7 @@
 export type AnswerHeaders = Record<string, Record<string, string>>
 
 /** Fields that Node writes on every answer, or that the baseline sets itself with its body. */
-const FRAMING = new Set(['content-length', 'content-type', 'date', 'connection', 'keep-alive', 'transfer-encoding'])
+export const FRAMING = new Set(['content-length', 'content-type', 'date', 'connection', 'keep-alive', 'transfer-encoding'])
 
 /** The answers the scenarios get: a listing, a pet, a created pet and a 401 (a request without a key). */
 const ANSWERS = [
