@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import { encodeCursor } from '../../src/int64.ts'
+import { procStatFields, TICKS_PER_SECOND } from './servers.ts'
 import { luaString, runWrk, wrkVersion } from './wrk.ts'
 
 /**
@@ -194,12 +194,9 @@ export async function runLoad (url: string, scenario: Scenario, options: { pets:
  */
 export function loadGeneratorCpuSeconds (): number {
   const own = process.cpuUsage()
-  const stat = readFileSync('/proc/self/stat', 'utf8')
-  // Fields after the command name, which ends at the last ')': state is field 3, cutime 16, cstime 17.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  // The kernel's USER_HZ, 100 on Linux. Every child reaped counts, and during a measurement
-  // only the load generator's wrk processes are.
-  const ticksPerSecond = 100
-  const children = (Number(fields[13]) + Number(fields[14])) / ticksPerSecond
+  // cutime is field 16 of /proc/PID/stat, cstime 17. Every child reaped counts, and during a
+  // measurement only the load generator's wrk processes are.
+  const fields = procStatFields('/proc/self/stat')
+  const children = (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND
   return (own.user + own.system) / 1e6 + children
 }

@@ -93,14 +93,24 @@ export async function startServer (name: string, script: string, env: Record<str
  */
 export function cpuSecondsOf (pid: number): { user: number, system: number } {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name, which ends at the last ')': utime is field 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    // The kernel's USER_HZ, 100 on Linux.
-    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
+    // utime is field 14 of /proc/PID/stat, stime 15.
+    const fields = procStatFields(`/proc/${pid}/stat`)
+    return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND }
   } catch {
     return { user: NaN, system: NaN }
   }
+}
+
+/** The kernel's USER_HZ, the unit of the CPU times in /proc: 100 on Linux. */
+export const TICKS_PER_SECOND = 100
+
+/**
+ * The fields of a /proc stat file after the command name, which ends at the last ')' (the name
+ * itself may hold spaces and parentheses): the first is field 3 of proc(5), the state.
+ */
+export function procStatFields (path: string): string[] {
+  const stat = readFileSync(path, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
 }
 
 /** Resident set size in MB, read from /proc (Linux). */
