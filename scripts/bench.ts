@@ -75,15 +75,16 @@ async function compare () {
   const store = prepared.databaseUrl.split(':')[0]
   // Each round's figures compared, then the median: the servers ran within a minute of each other.
   const ratio = (a: Sample[], b: Sample[]) => median(a.map((x, i) => x.rps / b[i]!.rps))
+  const mid = (samples: Sample[], field: keyof Sample) => median(samples.map((x) => x[field]))
   console.log(`\n${store}, ${pets} pets, ${connections} connections, ${duration} s × ${rounds} rounds, medians; server on core 0, load on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
   console.log('| scenario | service req/s | baseline req/s | ratio | p50 ms svc / base | p99 ms svc / base | p99 ratio | RSS MB svc / base | CPU µs a request svc / base |')
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
   for (const [name, entry] of samples) {
     const s = entry.get(service)!
     const b = entry.get(baseline)!
-    const sp99 = median(s.map((x) => x.p99))
-    const bp99 = median(b.map((x) => x.p99))
-    console.log(`| ${name} | ${fmt(median(s.map((x) => x.rps)))} | ${fmt(median(b.map((x) => x.rps)))} | ${fmt(ratio(s, b), 2)}× | ${fmt(median(s.map((x) => x.p50)), 2)} / ${fmt(median(b.map((x) => x.p50)), 2)} | ${fmt(sp99, 2)} / ${fmt(bp99, 2)} | ${fmt(sp99 / bp99, 2)}× | ${fmt(median(s.map((x) => x.rss)))} / ${fmt(median(b.map((x) => x.rss)))} | ${fmt(median(s.map((x) => x.cpuUs)), 1)} / ${fmt(median(b.map((x) => x.cpuUs)), 1)} |`)
+    // One field's median on each side, "service / baseline".
+    const sides = (field: keyof Sample, digits: number) => `${fmt(mid(s, field), digits)} / ${fmt(mid(b, field), digits)}`
+    console.log(`| ${name} | ${fmt(mid(s, 'rps'))} | ${fmt(mid(b, 'rps'))} | ${fmt(ratio(s, b), 2)}× | ${sides('p50', 2)} | ${sides('p99', 2)} | ${fmt(mid(s, 'p99') / mid(b, 'p99'), 2)}× | ${sides('rss', 0)} | ${sides('cpuUs', 1)} |`)
   }
   // Start-up beside the bare framework's: on a slow or busy machine both move together.
   console.log(`- ready after spawn: service ${fmt(service.startupMs)} ms, baseline ${fmt(baseline.startupMs)} ms`)
@@ -93,7 +94,7 @@ async function compare () {
   console.log('|---|--:|--:|--:|--:|--:|')
   for (const [name, entry] of samples) {
     const h = entry.get(headered)!
-    console.log(`| ${name} | ${fmt(median(h.map((x) => x.rps)))} | ${fmt(ratio(h, entry.get(baseline)!), 2)}× | ${fmt(ratio(entry.get(service)!, h), 2)}× | ${fmt(median(h.map((x) => x.p99)), 2)} | ${fmt(median(h.map((x) => x.cpuUs)), 1)} |`)
+    console.log(`| ${name} | ${fmt(mid(h, 'rps'))} | ${fmt(ratio(h, entry.get(baseline)!), 2)}× | ${fmt(ratio(entry.get(service)!, h), 2)}× | ${fmt(mid(h, 'p99'), 2)} | ${fmt(mid(h, 'cpuUs'), 1)} |`)
   }
 }
 

@@ -20,6 +20,9 @@ const ANSWERS = [
   { kind: 'GET /v1/pets 401', path: '/v1/pets?limit=20', withKey: false }
 ]
 
+/** The status a kind names: its last word. */
+const statusOf = (kind: string) => Number(kind.slice(kind.lastIndexOf(' ') + 1))
+
 /** Asks the service once for each kind of answer (one create included) and keeps its headers. */
 export async function answerHeadersOf (url: string, key: string): Promise<AnswerHeaders> {
   const kinds: AnswerHeaders = {}
@@ -28,7 +31,7 @@ export async function answerHeadersOf (url: string, key: string): Promise<Answer
     if (body) headers['content-type'] = 'application/json'
     const response = await fetch(url + path, { method: body ? 'POST' : 'GET', headers, body })
     await response.arrayBuffer()
-    if (String(response.status) !== kind.split(' ')[2]) throw new Error(`${kind}: the service answered ${response.status}`)
+    if (response.status !== statusOf(kind)) throw new Error(`${kind}: the service answered ${response.status}`)
     kinds[kind] = Object.fromEntries([...response.headers].filter(([name]) => !FRAMING.has(name)))
   }
   return kinds
@@ -38,8 +41,8 @@ export async function answerHeadersOf (url: string, key: string): Promise<Answer
 export function headersByStatus (kinds: AnswerHeaders, methodAndRoute: string): Map<number, Record<string, string>> {
   const byStatus = new Map<number, Record<string, string>>()
   for (const [kind, headers] of Object.entries(kinds)) {
-    const status = kind.slice(kind.lastIndexOf(' ') + 1)
-    if (kind === `${methodAndRoute} ${status}`) byStatus.set(Number(status), headers)
+    const status = statusOf(kind)
+    if (kind === `${methodAndRoute} ${status}`) byStatus.set(status, headers)
   }
   return byStatus
 }
