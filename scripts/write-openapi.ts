@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { documentText } from '../src/plugins/openapi-generator.ts'
+import { documentText } from '../src/ops/openapi-generator.ts'
 import { openStore } from '../src/store/index.ts'
 
 /** Writes the OpenAPI document the routes describe to openapi.json, which the service serves (a test fails when they differ). */

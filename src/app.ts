@@ -2,30 +2,29 @@ import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
-import { clientErrorHandler, frameworkErrors } from './client-errors.ts'
+import { clientErrorHandler, frameworkErrors } from './http/client-errors.ts'
 import type { Config } from './config.ts'
-import { connectionOptions, limitConnections } from './connections.ts'
-import { ApiError, errorHandler, notFoundHandler } from './errors.ts'
-import { withFaults, type Faults } from './faults.ts'
-import { purgeExpiredIdempotencyRecords } from './idempotency.ts'
-import { assertUtf8, parseJsonBody } from './json-body.ts'
-import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './logging.ts'
-import { bearerAuth } from './plugins/auth.ts'
-import { cors } from './plugins/cors.ts'
-import { docsRoutes } from './plugins/docs.ts'
-import { lifecycle } from './plugins/lifecycle.ts'
-import { createMetrics, instrumentStore, metricsPlugin } from './plugins/metrics.ts'
-import { openapiRoute } from './plugins/openapi.ts'
-import { registerRateLimits } from './plugins/rate-limits.ts'
-import { securityHeaders } from './plugins/security-headers.ts'
-import { healthRoutes } from './routes/health.ts'
-import { allowOnly } from './routes/method-not-allowed.ts'
-import { petRoutes } from './routes/pets.ts'
-import { keepRouteTemplates, routeTemplateOf } from './route-template.ts'
-import { sharedSchemas } from './schemas.ts'
-import { sharedSerializers } from './serializers.ts'
+import { connectionOptions, limitConnections } from './http/connections.ts'
+import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts'
+import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
+import { assertUtf8, parseJsonBody } from './http/json-body.ts'
+import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
+import { bearerAuth } from './auth/bearer.ts'
+import { cors } from './http/cors.ts'
+import { docsRoutes } from './ops/docs.ts'
+import { lifecycle } from './http/lifecycle.ts'
+import { createMetrics, instrumentStore, metricsPlugin } from './ops/metrics.ts'
+import { openapiRoute } from './ops/openapi.ts'
+import { registerRateLimits } from './auth/rate-limits.ts'
+import { securityHeaders } from './http/security-headers.ts'
+import { healthRoutes } from './ops/health.ts'
+import { allowOnly } from './http/method-not-allowed.ts'
+import { petRoutes } from './pets/routes.ts'
+import { keepRouteTemplates, routeTemplateOf } from './http/route-template.ts'
+import { sharedSchemas } from './contract/schemas.ts'
+import { sharedSerializers } from './http/serializers.ts'
 import type { Store } from './store/types.ts'
-import { validatorFactory } from './validation.ts'
+import { validatorFactory } from './http/validation.ts'
 
 export const BODY_LIMIT_BYTES = 16 * 1024
 // Two samples of the load-shedding monitor (one a second).
@@ -41,8 +40,6 @@ export interface AppDeps {
   now?: () => number
   /** Where log lines go; tests capture them. Defaults to stdout. */
   logStream?: LogDestination
-  /** Test-only: failures and delays injected around every store call. */
-  faults?: Faults
   /**
    * Records the routes so that `app.swagger()` gives the OpenAPI document they describe:
    * `npm run openapi` and its test. The service itself serves the committed document.
@@ -56,9 +53,9 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
   return setting === 'true' ? true : setting
 }
 
-export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, faults, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics()
-  const store = instrumentStore(faults ? withFaults(givenStore, faults) : givenStore, metrics.storeDuration)
+  const store = instrumentStore(givenStore, metrics.storeDuration)
   // pino and the request lines (requestLogging) write to one destination, in order.
   const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
   const app = Fastify({
@@ -68,7 +65,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     // One line per request, written by requestLogging, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
-    // Replaced by plugins/lifecycle.ts, whose 503 carries the Error body.
+    // Replaced by http/lifecycle.ts, whose 503 carries the Error body.
     return503OnClosing: false,
     ...connectionOptions(config),
     trustProxy: trustProxyOf(config.TRUST_PROXY),
@@ -117,7 +114,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
 
   // Before every route, which it records.
-  if (describeRoutes) await app.register((await import('./plugins/openapi-generator.ts')).describeRoutes)
+  if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
   await app.register(healthRoutes, { store, redis, isDraining: () => app.isDraining() })
   await app.register(docsRoutes)
   await app.register(async (v1) => {

@@ -1,11 +1,11 @@
 import { createReadStream, existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { exportPets, importPets } from './cli-pets.ts'
+import { exportPets, importPets } from './cli/pets.ts'
 import { loadConfig } from './config.ts'
-import { generateApiKey } from './keys.ts'
-import { createProgress } from './progress.ts'
-import { PET_STATUSES, type PetStatus } from './schemas.ts'
+import { generateApiKey } from './auth/keys.ts'
+import { createProgress } from './cli/progress.ts'
+import { PET_STATUSES, type PetStatus } from './contract/schemas.ts'
 import { serve, startFailure } from './server.ts'
 import { describeCause, redactUrl } from './store/errors.ts'
 import { openStore, poolOptions, StoreUnavailableError } from './store/index.ts'
@@ -199,7 +199,7 @@ const MIGRATE_FIRST = 'check it, or start the server or run "npm run --silent pe
 /** Opening a SQLite path creates the file (and the CLI's store its folder): look before opening. */
 async function refuseMissingSqliteFile (url: string): Promise<void> {
   if (!url.startsWith('sqlite:')) return
-  const { sqlitePath } = await import('./store/sqlite.ts')
+  const { sqlitePath } = await import('./store/sqlite/store.ts')
   const path = sqlitePath(url)
   if (path !== ':memory:' && !existsSync(path)) throw new Failure(`DATABASE_URL ${url} names no database (no file at ${resolve(path)}): ${MIGRATE_FIRST}`)
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.ts'
-import { ensureFirstKey } from './bootstrap.ts'
+import { ensureFirstKey } from './auth/first-key.ts'
 import { loadConfig, type Config } from './config.ts'
-import { batchedStdout } from './logging.ts'
-import { connectRedis } from './redis.ts'
+import { batchedStdout } from './http/logging.ts'
+import { connectRedis } from './auth/redis.ts'
 import { openStore, poolOptions } from './store/index.ts'
 
 /** Serves until SIGTERM or SIGINT, then drains and exits 0. Used by `npm start` and `petstore serve`. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { generateApiKey } from '../src/keys.ts'
-import type { PetStatus } from '../src/schemas.ts'
+import { generateApiKey } from '../src/auth/keys.ts'
+import type { PetStatus } from '../src/contract/schemas.ts'
 import type { Store } from '../src/store/types.ts'
 import { json, type TestApp } from './helpers.ts'
 

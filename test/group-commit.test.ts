@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
-import { GroupCommit } from '../src/store/group-commit.ts'
+import { GroupCommit } from '../src/store/sqlite/group-commit.ts'
 
 test('writes made together share one transaction; a failing write is rolled back alone and the others commit', async () => {
   const db = new DatabaseSync(':memory:')

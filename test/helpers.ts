@@ -6,10 +6,11 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { createResponseValidator } from './openapi-validator.ts'
+import { withFaults, type Faults } from './faults.ts'
 import { dropSchema, randomSchemaName, schemaUrl } from './pg-schema.ts'
 import { buildApp, type AppDeps } from '../src/app.ts'
 import { loadConfig, type Config } from '../src/config.ts'
-import { generateApiKey } from '../src/keys.ts'
+import { generateApiKey } from '../src/auth/keys.ts'
 import { openStore } from '../src/store/index.ts'
 import type { Store } from '../src/store/types.ts'
 
@@ -76,14 +77,18 @@ export interface TestApp {
   auth: { authorization: string }
 }
 
-export type TestAppOptions = Pick<AppDeps, 'now' | 'logStream' | 'redis' | 'faults' | 'describeRoutes'> & { env?: Record<string, string> }
+export type TestAppOptions = Pick<AppDeps, 'now' | 'logStream' | 'redis' | 'describeRoutes'> & {
+  env?: Record<string, string>
+  /** Failures and delays injected around every store call the app makes. */
+  faults?: Faults
+}
 
 /** An app on a fresh store with one key, closed when the test ends. */
 export async function buildTestApp (t: TestContext, options: TestAppOptions = {}): Promise<TestApp> {
   const { url, store, cleanup } = await createTestStore()
   const { key, id } = await issueKey(store)
-  const { env, ...deps } = options
-  const app = await buildApp({ config: testConfig(env), store, ...deps })
+  const { env, faults, ...deps } = options
+  const app = await buildApp({ config: testConfig(env), store: faults ? withFaults(store, faults) : store, ...deps })
   t.after(async () => { await app.close(); await cleanup() })
   return { app, inject: (o) => injectChecked(app, o), store, url, key, keyId: id, auth: { authorization: `Bearer ${key}` } }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { KeyCache } from '../src/plugins/key-cache.ts'
+import { KeyCache } from '../src/auth/key-cache.ts'
 import type { ApiKeyRecord, Store } from '../src/store/types.ts'
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import SwaggerParser from '@apidevtools/swagger-parser'
-import { documentText } from '../src/plugins/openapi-generator.ts'
+import { documentText } from '../src/ops/openapi-generator.ts'
 import { buildTestApp, openapiDocument, validateResponse } from './helpers.ts'
 
 const COMMITTED = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8')

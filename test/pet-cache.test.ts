@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FinalAnswers } from '../src/routes/pet-cache.ts'
+import { FinalAnswers } from '../src/pets/answer-cache.ts'
 
 test('final answers: everything is kept while there is room; once full, the oldest entry not read since it was last passed goes', () => {
   const cache = new FinalAnswers<string>(3)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createProgress } from '../src/progress.ts'
+import { createProgress } from '../src/cli/progress.ts'
 
 function terminal (isTTY: boolean) {
   const written: string[] = []

@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream'
 import { test, type TestContext } from 'node:test'
 import type { FastifyRequest } from 'fastify'
 import pino from 'pino'
-import { BatchedLines, loggerOptions, requestLine as builtRequestLine } from '../src/logging.ts'
+import { BatchedLines, loggerOptions, requestLine as builtRequestLine } from '../src/http/logging.ts'
 import { buildTestApp, json } from './helpers.ts'
 
 /** An app whose log lines are kept for the test to read. */
@@ -125,7 +125,7 @@ test('below the info level no request line is written', async (t) => {
 })
 
 test('lines still waiting are written when the process exits, also on an uncaught error', () => {
-  const logging = new URL('../src/logging.ts', import.meta.url).href
+  const logging = new URL('../src/http/logging.ts', import.meta.url).href
   for (const ending of ['process.exit(0)', 'throw new Error(\'fatal\')']) {
     const script = `import { batchedStdout } from '${logging}'; const out = batchedStdout(); out.write('first\\n'); out.write('second\\n'); ${ending}`
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Ajv } from 'ajv'
 import { ConfigSchema } from '../src/config.ts'
-import { createPetSchema, getPetSchema, listPetsSchema } from '../src/routes/pet-operations.ts'
-import { sharedSchemas } from '../src/schemas.ts'
+import { createPetSchema, getPetSchema, listPetsSchema } from '../src/pets/operations.ts'
+import { sharedSchemas } from '../src/contract/schemas.ts'
 
 /**
  * The service compiles its schemas without checking them against the JSON Schema meta-schema

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { SecondChanceMap } from '../src/second-chance.ts'
+import { SecondChanceMap } from '../src/http/second-chance.ts'
 
 test('second-chance map: entries read between drops survive any number of laps of the hand; the size never passes the capacity', () => {
   const map = new SecondChanceMap<string, number>(100)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Counter, Histogram, Registry, type RegistryContentType } from 'prom-client'
-import { RequestMetrics, StoreDurations } from '../src/plugins/series-metrics.ts'
+import { RequestMetrics, StoreDurations } from '../src/ops/series-metrics.ts'
 
 const counterText = { name: 'http_requests_total', help: 'Requests.' }
 const histogramText = { name: 'http_request_duration_seconds', help: 'Durations.' }

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import { openStore } from '../src/store/index.ts'
 
 /**
- * SQLite pets are written by a connection of their own (src/store/sqlite-pet-writer.ts). These tests
+ * SQLite pets are written by a connection of their own (src/store/sqlite/pet-writer.ts). These tests
  * check what callers rely on: every write resolves only once committed, writes that arrive
  * together commit in the order they were made, and closing the store first finishes the
  * writes already made.

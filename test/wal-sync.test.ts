@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { StoreUnavailableError } from '../src/store/errors.ts'
-import { GroupCommit } from '../src/store/group-commit.ts'
+import { GroupCommit } from '../src/store/sqlite/group-commit.ts'
 import { openStore } from '../src/store/index.ts'
-import { filePetWriter } from '../src/store/sqlite-pet-writer.ts'
-import { WalSync, type SyncFile } from '../src/store/wal-sync.ts'
+import { filePetWriter } from '../src/store/sqlite/pet-writer.ts'
+import { WalSync, type SyncFile } from '../src/store/sqlite/wal-sync.ts'
 
 // A broken rule shows as a write that never resolves: each test fails after 10 s instead of hanging.
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { WindowCounters } from '../src/plugins/window-counters.ts'
+import { WindowCounters } from '../src/auth/window-counters.ts'
 
 test('a window starts with its first request, counts down to 0, is exceeded past the budget, and starts over when it ends', () => {
   const counters = new WindowCounters(60_000, 10)

@@ -1,8 +1,8 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
-import { decodeCursor } from '../../src/int64.ts'
-import { createValidatorCompiler } from '../../src/validation.ts'
-import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type ListPetsQuery, type NewPet, type Pet, type PetIdParams } from '../../src/schemas.ts'
-import { parseJsonBody } from '../../src/json-body.ts'
+import { decodeCursor } from '../../src/contract/int64.ts'
+import { createValidatorCompiler } from '../../src/http/validation.ts'
+import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type ListPetsQuery, type NewPet, type Pet, type PetIdParams } from '../../src/contract/schemas.ts'
+import { parseJsonBody } from '../../src/http/json-body.ts'
 import { headersByStatus, type AnswerHeaders } from './answer-headers.ts'
 import { seedPet } from './seed.ts'
 

@@ -1,5 +1,5 @@
 import autocannon from 'autocannon'
-import { encodeCursor } from '../../src/int64.ts'
+import { encodeCursor } from '../../src/contract/int64.ts'
 import { procStatFields, TICKS_PER_SECOND } from './servers.ts'
 import { luaString, runWrk, wrkVersion } from './wrk.ts'
 

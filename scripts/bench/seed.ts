@@ -1,7 +1,7 @@
 import { DatabaseSync } from 'node:sqlite'
 import pg from 'pg'
-import type { NewPet, PetStatus } from '../../src/schemas.ts'
-import { parsePostgresUrl } from '../../src/store/postgres-pool.ts'
+import type { NewPet, PetStatus } from '../../src/contract/schemas.ts'
+import { parsePostgresUrl } from '../../src/store/postgres/pool.ts'
 
 /**
  * Bulk seeding for benchmarks, straight into the database (not over HTTP, which would take

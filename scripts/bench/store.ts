@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { generateApiKey } from '../../src/keys.ts'
+import { generateApiKey } from '../../src/auth/keys.ts'
 import { openStore } from '../../src/store/index.ts'
 import { seedPets } from './seed.ts'
 

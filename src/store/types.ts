@@ -1,4 +1,4 @@
-import type { NewPet, Pet, PetStatus } from '../schemas.ts'
+import type { NewPet, Pet, PetStatus } from '../contract/schemas.ts'
 
 export interface ListPetsOptions {
   limit: number

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import pg from 'pg'
-import { fingerprintOf } from '../../src/idempotency.ts'
+import { fingerprintOf } from '../../src/pets/idempotency.ts'
 import { buildTestApp, json, type TestApp } from '../helpers.ts'
 import { TEST_DATABASE_URL } from '../pg-schema.ts'
 

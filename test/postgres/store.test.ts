@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import pg from 'pg'
-import { INT64_MAX, INT64_MIN } from '../../src/schemas.ts'
+import { INT64_MAX, INT64_MIN } from '../../src/contract/schemas.ts'
 import { openStore } from '../../src/store/index.ts'
-import { PET_INSERT_LOCK } from '../../src/store/postgres-writes.ts'
+import { PET_INSERT_LOCK } from '../../src/store/postgres/writes.ts'
 import { freshSchema } from '../pg-schema.ts'
 
 async function migratedStore (t: Parameters<typeof freshSchema>[0]) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from '../../src/app.ts'
-import { connectRedis } from '../../src/redis.ts'
+import { connectRedis } from '../../src/auth/redis.ts'
 import { createTestStore, testConfig } from '../helpers.ts'
 import { startTcpProxy } from '../tcp-proxy.ts'
 

@@ -1,0 +1,88 @@
+import { CORS_EXPOSED_HEADERS } from '../http/cors.ts'
+
+/**
+ * The response headers of the three operations, for the OpenAPI document. Each string is
+ * bounded and shaped (maxLength and pattern), so that clients and linters know what to expect.
+ */
+
+const rateLimitPolicies = '(default|failed-auth)'
+
+export const rateLimitHeaders = {
+  'RateLimit-Policy': {
+    type: 'string',
+    maxLength: 100,
+    pattern: `^"${rateLimitPolicies}";q=\\d+;w=\\d+$`,
+    description: 'The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off.'
+  },
+  RateLimit: {
+    type: 'string',
+    maxLength: 100,
+    pattern: `^"${rateLimitPolicies}";r=\\d+;t=\\d+$`,
+    description: 'What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached.'
+  }
+}
+
+export const corsHeaders = {
+  'Access-Control-Allow-Origin': {
+    type: 'string',
+    enum: ['*'],
+    description: `Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with \`Access-Control-Expose-Headers\`, when the request carries \`Origin\`. Readable headers: ${CORS_EXPOSED_HEADERS.join(', ')}.`
+  }
+}
+
+export const retryAfter = {
+  'Retry-After': {
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: 86400,
+    description: 'Seconds to wait before retrying.'
+  }
+}
+
+export const wwwAuthenticate = {
+  'WWW-Authenticate': {
+    type: 'string',
+    enum: ['Bearer realm="petstore"', 'Bearer realm="petstore", error="invalid_token"'],
+    description: 'RFC 6750: `error="invalid_token"` when a bearer token was sent.'
+  }
+}
+
+export const location = {
+  Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'Address of the new animal: absolute, or `/v1/pets/{id}` when the request named no usable host.' }
+}
+
+export const idempotentReplayed = {
+  'Idempotent-Replayed': {
+    type: 'string',
+    enum: ['true'],
+    description: 'Present when this answer repeats the one given to an earlier request with the same `Idempotency-Key`; nothing new was created.'
+  }
+}
+
+export const nextLink = {
+  Link: {
+    type: 'string',
+    maxLength: 2048,
+    pattern: '^<[^>]+>; rel="next"$',
+    description: 'RFC 8288 `<…/pets?limit=…&status=…&cursor=…>; rel="next"` when more pets follow. Absent on the last page.'
+  }
+}
+
+export function deprecationHeaders (sunset: Date) {
+  return {
+    Deprecation: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$', description: 'RFC 9745: `@<unix seconds>`, when getPet was deprecated.' },
+    Sunset: {
+      type: 'string',
+      maxLength: 29,
+      pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$',
+      description: `RFC 8594: \`${sunset.toUTCString()}\`, when getPet is removed.`
+    },
+    Link: {
+      type: 'string',
+      maxLength: 2048,
+      pattern: '^<[^>]+>; rel="successor-version", <[^>]+>; rel="deprecation"; type="text/html"$',
+      description: 'The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`).'
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import type { ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, errorBody, errorHandler } from './errors.ts'
+import { SECURITY_HEADERS } from './security-headers.ts'
+import type { ErrorCode } from '../contract/schemas.ts'
+
+// Required, not imported: an ESM import of node:http reads every export it has, and its lazy
+// WebSocket exports then load Node's whole bundled undici, a tenth of the server's start-up.
+const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http')
+
+/**
+ * Answers that Fastify 5 sends without passing through setErrorHandler: requests the HTTP
+ * parser rejects before there is a request at all (Node's 'clientError' event), and URLs the
+ * router cannot decode. They get the Error body like every other answer.
+ */
+
+const PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'The request was not received completely in time.'],
+  HPE_HEADER_OVERFLOW: ['headers_too_large', 'The request line and header fields are larger than the limit.'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: ['payload_too_large', 'The chunk extensions of the body are larger than the limit.']
+}
+const NOT_HTTP: [ErrorCode, string] = ['invalid_request', 'The request is not valid HTTP/1.1.']
+
+/** Written straight to the socket: there is no request object to reply through. */
+export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const [code, message] = PARSER_ERRORS[error.code ?? ''] ?? NOT_HTTP
+  this.log.info({ code, reason: error.code ?? error.message }, 'request rejected by the HTTP parser')
+  // Never write into the middle of an answer that has already begun on this connection.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage
+  if (socket.writable && !inFlight?.headersSent) {
+    const body = JSON.stringify(errorBody(code, message))
+    const status = errorBody(code, message).status
+    socket.end([
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Cache-Control: no-store',
+      ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
+      'Connection: close',
+      '',
+      body
+    ].join('\r\n'))
+  }
+  socket.destroySoon()
+}
+
+/** Errors of the router (undecodable URL, overlong path parameter): a 400 like any bad path. */
+export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // Sent before routing, so no onSend hook adds these.
+  reply.headers({ ...SECURITY_HEADERS, 'cache-control': 'no-store' })
+  if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return errorHandler(new ApiError('invalid_request', 'The request path is not a valid URL path for this service.'), request, reply)
+  }
+  return errorHandler(error, request, reply)
+}

@@ -1,0 +1,102 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
+import { StoreUnavailableError } from '../store/errors.ts'
+
+export interface ErrorDetail { field: string, message: string }
+
+/** An error the service means to send: its code fixes the HTTP status. */
+export class ApiError extends Error {
+  readonly code: ErrorCode
+  readonly statusCode: number
+  readonly details?: ErrorDetail[]
+  readonly headers?: Record<string, string>
+
+  constructor (code: ErrorCode, message: string, options: { details?: ErrorDetail[], headers?: Record<string, string> } = {}) {
+    // An ApiError is an answer, not a fault: its stack would never be read, and capturing one
+    // on every 401 or 404 is a measurable part of answering it.
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    super(message)
+    Error.stackTraceLimit = limit
+    this.code = code
+    this.statusCode = ERROR_CODES[code]
+    this.details = options.details
+    this.headers = options.headers
+  }
+}
+
+export const invalidRequest = (message: string, details?: ErrorDetail[]) =>
+  new ApiError('invalid_request', message, details ? { details } : {})
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>(
+  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode])
+)
+
+/** Fastify's own errors for request bodies, translated into the service's words. */
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than the limit of 16 KiB.',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'The request body must be application/json.',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'The Content-Length header does not match the body.'
+}
+
+/** Messages can quote the request (a path, a parser's complaint): cut them to the documented bound. */
+function bounded (text: string, max: number): string {
+  // A string of at most max UTF-16 units has at most max code points: nothing to count.
+  if (text.length <= max) return text
+  const chars = [...text]
+  return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…'
+}
+
+export function errorBody (code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
+  const body: ErrorBody = { code, message: bounded(message, ERROR_MESSAGE_MAX), status: ERROR_CODES[code] }
+  if (details && details.length > 0) {
+    body.details = details.slice(0, ERROR_DETAILS_MAX).map((d) => ({ field: bounded(d.field, 100), message: bounded(d.message, 500) }))
+  }
+  return body
+}
+
+/**
+ * Turns anything thrown into the Error body. Client errors say what was wrong; server errors
+ * say only that something failed and which request it was, and the detail goes to the log.
+ */
+export function toErrorBody (error: FastifyError | ApiError, requestId: string): ErrorBody {
+  // The database's name and the driver's words stay in the log.
+  if (error instanceof StoreUnavailableError) return errorBody('unavailable', `The store is unavailable; retry later (request id ${requestId}).`)
+  if (error instanceof ApiError) {
+    if (error.statusCode >= 500) return errorBody(error.code, `${error.message} (request id ${requestId})`)
+    return errorBody(error.code, error.message, error.details)
+  }
+  const status = typeof error.statusCode === 'number' ? error.statusCode : 500
+  if (status >= 400 && status < 500) {
+    const code = CODE_BY_STATUS.get(status) ?? 'invalid_request'
+    const message = FRAMEWORK_MESSAGES[error.code] ?? (code === 'invalid_request' ? error.message : defaultMessage(code))
+    return errorBody(code, message)
+  }
+  if (status === 503) return errorBody('unavailable', `The service is unavailable; retry later (request id ${requestId}).`)
+  return errorBody('internal', `The request failed on the server (request id ${requestId}).`)
+}
+
+function defaultMessage (code: ErrorCode): string {
+  return code.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()) + '.'
+}
+
+export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+  const body = toErrorBody(error, request.id)
+  if (error instanceof ApiError && error.code === 'unavailable') {
+    // Refused on purpose (overload, shutdown, store down): a condition to watch, not a bug.
+    request.log.warn({ code: body.code, reason: error.message }, 'request refused')
+  } else if (body.status >= 500) {
+    request.log.error({ err: error }, 'request failed')
+  } else if (!(error instanceof ApiError)) {
+    request.log.info({ code: body.code, reason: error.message }, 'request rejected')
+  }
+  if (error instanceof ApiError && error.headers) reply.headers(error.headers)
+  // An outage is usually short: one retry a second later is what a client should try.
+  if (error instanceof StoreUnavailableError) reply.header('retry-after', '1')
+  if (body.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="petstore"')
+  return reply.code(body.status).type('application/json').send(body)
+}
+
+export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {
+  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`))
+}

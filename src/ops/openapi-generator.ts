@@ -1,0 +1,81 @@
+import swagger from '@fastify/swagger'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { LOCAL_SERVER, rawJson } from './openapi.ts'
+
+/**
+ * Writes the OpenAPI document from the routes' own schemas: `npm run openapi` runs it to
+ * rewrite openapi.json, and a test fails when the committed file differs from what it writes.
+ * The service serves the committed file (ops/openapi.ts) and never loads this module:
+ * describing the routes at every start cost about 45 ms of start-up (@fastify/swagger and the
+ * YAML writer it loads), for a document that only changes with the code.
+ */
+
+const DESCRIPTION = `The Petstore v1 interface: list, add and fetch animals.
+
+Decisions this service takes where the interface is silent:
+- **status default**: when \`status\` is omitted on create, the pet has no status; the field is absent (never \`null\`). Such pets appear in unfiltered lists only.
+- **name**: 1 to 200 characters (Unicode code points), not only whitespace, no control characters; stored exactly as sent.
+- **categoryId / id**: any signed 64-bit integer, read and written exactly. Numeric strings, fractions and exponents are rejected.
+- **Unknown body fields** are ignored and never stored. Unknown query parameters are ignored.
+- **Pagination**: keyset on \`id\` ascending; \`Link: <…>; rel="next"\` (RFC 8288) with an opaque \`cursor\` when more follow; the body stays a plain array.
+- **Authentication** is checked first: an unauthenticated request gets 401 whatever else is wrong with it.
+- **Errors** always carry \`{code, message, status}\`, also when the HTTP parser or a timeout refuses the request; \`code\` is one of invalid_request 400, unauthorized 401, not_found 404, method_not_allowed 405, request_timeout 408, request_in_progress 409, gone 410, payload_too_large 413, unsupported_media_type 415, idempotency_conflict 422, rate_limited 429, headers_too_large 431, internal 500, unavailable 503. An optional \`details\` array names offending fields. A 5xx never carries a stack, SQL or a library's message.
+- **Idempotent creates**: \`POST /pets\` with an \`Idempotency-Key\` (draft-ietf-httpapi-idempotency-key-header) creates at most once per API key and key for 24 hours: a repeat with the same body gets the first answer again with \`Idempotent-Replayed: true\`; another body is 422 \`idempotency_conflict\`; a repeat while the first is still running waits for it, or gets 409 \`request_in_progress\`.
+- **Rate limits**: per API key (1000 requests a minute by default) and per client address for requests that fail authentication (60 a minute); announced on every answer of the operations in \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); over the limit, 429 \`rate_limited\` with \`Retry-After\`.
+- **Limits**: request bodies up to 16 KiB; header fields up to 16 KiB (431); the headers must arrive within 5 s and the whole request within 10 s (408). An overloaded or stopping server answers 503 \`unavailable\` with \`Retry-After\`.
+- **Browsers** on any origin may call the API (CORS \`*\`): keys travel in the \`Authorization\` header, never in cookies.
+- **getPet** is deprecated (\`Deprecation\`, \`Sunset\`, \`Link\` headers on every answer) and answers 410 \`gone\` from its sunset on.
+- Not shown by the interface, and not offered: updating or deleting animals, categories, orders, events.`
+
+const INT64_BOUNDS = { minimum: rawJson('-9223372036854775808'), maximum: rawJson('9223372036854775807') }
+
+/**
+ * Every int64 in the document states its range. Added here rather than in schemas.ts, where
+ * the validators would read the bounds as doubles; requests are range-checked exactly anyway.
+ */
+function withInt64Bounds<T> (node: T): T {
+  if (Array.isArray(node)) {
+    node.forEach(withInt64Bounds)
+  } else if (typeof node === 'object' && node !== null) {
+    const schema = node as Record<string, unknown>
+    if (schema.type === 'integer' && schema.format === 'int64' && schema.minimum === undefined && schema.maximum === undefined) {
+      Object.assign(schema, INT64_BOUNDS)
+    }
+    Object.values(schema).forEach(withInt64Bounds)
+  }
+  return node
+}
+
+/** The last touch: int64 bounds. */
+function finish<T> (document: T): T {
+  return withInt64Bounds(structuredClone(document))
+}
+
+/** Registered before the routes, it records them; `app.swagger()` then gives the document. */
+export const describeRoutes = fp(async function describeRoutes (app: FastifyInstance) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Petstore', version: '1.0.0', description: DESCRIPTION },
+      servers: [LOCAL_SERVER],
+      tags: [{ name: 'animals', description: 'Animal records.' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued with `petstore keys create`: `Authorization: Bearer psk_…`.' }
+        }
+      },
+      security: [{ bearerAuth: [] }]
+    },
+    // Shared schemas keep their own names (Pet, NewPet, Error…) in components.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
+    // The servers entry already ends in /v1, so paths are written without it.
+    transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
+    transformObject: (document) => 'openapiObject' in document ? finish(document.openapiObject) : document.swaggerObject
+  })
+}, { name: 'describe-routes' })
+
+/** The document as `npm run openapi` writes it: two-space indents, int64 bounds exact. */
+export function documentText (app: FastifyInstance): string {
+  return JSON.stringify(app.swagger(), null, 2) + '\n'
+}

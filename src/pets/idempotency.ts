@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import type { NewPet } from '../contract/schemas.ts'
+import type { Store } from '../store/types.ts'
+
+/**
+ * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): a structured-field string such
+ * as "8e03978e-40d5", or the same text bare. 1 to 255 visible ASCII characters either way;
+ * inside quotes, \" and \\ stand for one character each.
+ */
+export const IDEMPOTENCY_KEY_PATTERN = '^(?:[!#-~][!-~]{0,254}|"(?:[!#-\\[\\]-~]|\\\\["\\\\]){1,255}")$'
+
+const idempotencyKeyPattern = new RegExp(IDEMPOTENCY_KEY_PATTERN)
+
+/** The key a header value stands for (quoted and bare spellings of one text are one key); undefined when malformed. */
+export function parseIdempotencyKey (header: string): string | undefined {
+  if (!idempotencyKeyPattern.test(header)) return undefined
+  return header.startsWith('"') ? header.slice(1, -1).replace(/\\(.)/g, '$1') : header
+}
+
+/**
+ * What "the same request" means: the body as validated, so that field order, whitespace and
+ * ignored unknown fields do not count, and categoryId is compared exactly.
+ */
+export function fingerprintOf (pet: NewPet): string {
+  const canonical = JSON.stringify([pet.name, pet.categoryId.toString(), pet.status ?? null])
+  return createHash('sha256').update(canonical).digest('hex')
+}
+
+const PURGE_INTERVAL_MS = 3_600_000
+
+/**
+ * Expired records no longer count (the store checks expiry on every claim); the hourly purge
+ * only keeps the table from growing.
+ */
+export function purgeExpiredIdempotencyRecords (app: FastifyInstance, store: Store, now: () => number) {
+  let timer: NodeJS.Timeout | undefined
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      store.deleteExpiredIdempotencyRecords(new Date(now()).toISOString()).catch((error: unknown) => {
+        app.log.warn({ err: error }, 'could not purge expired idempotency records')
+      })
+    }, PURGE_INTERVAL_MS)
+    timer.unref()
+  })
+  app.addHook('onClose', async () => { clearInterval(timer) })
+}

@@ -1,0 +1,129 @@
+import pg from 'pg'
+import { describeCause, redactUrl, StoreUnavailableError, StoreUrlError } from '../errors.ts'
+
+/** Pool bounds and timeouts: DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS. */
+export interface PostgresOptions {
+  poolMax?: number
+  statementTimeoutMs?: number
+  connectTimeoutMs?: number
+}
+
+export interface PostgresTarget {
+  /** The URL handed to pg, without the `schema` parameter. */
+  connectionString: string
+  /** From `?schema=NAME`: the schema all tables live in, created by migrate. */
+  schema?: string
+  /** host:port/database, for messages. */
+  where: string
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+/** Reads a postgres:// or postgresql:// URL; `?schema=NAME` selects a schema (lower-case identifier). */
+export function parsePostgresUrl (url: string): PostgresTarget {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new StoreUrlError(`DATABASE_URL is not a valid postgres:// URL: ${JSON.stringify(redactUrl(url))}`)
+  }
+  const schema = parsed.searchParams.get('schema') ?? undefined
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new StoreUrlError(`DATABASE_URL schema must be a lower-case identifier (a-z, 0-9, _), got ${JSON.stringify(schema)}`)
+  }
+  parsed.searchParams.delete('schema')
+  const database = decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username) || 'postgres'
+  return {
+    connectionString: parsed.toString(),
+    schema,
+    where: `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}/${database}${schema ? `?schema=${schema}` : ''}`
+  }
+}
+
+// int8 stays the text PostgreSQL sends, whatever a global type parser says; the adapter
+// turns it into a bigint itself, so no id or categoryId ever passes through a double.
+const INT8_OID = 20
+const keepInt8Text = {
+  getTypeParser: (oid: number, format?: string) =>
+    oid === INT8_OID ? (text: string) => text : pg.types.getTypeParser(oid, format as 'text')
+}
+
+// The client gives up reading a little after the server's own statement_timeout would have
+// answered, so a connection that went silent (a network partition) cannot hang a request.
+const READ_TIMEOUT_MARGIN_MS = 1000
+
+function connectionConfig (target: PostgresTarget, options: PostgresOptions): pg.ClientConfig {
+  return {
+    connectionString: target.connectionString,
+    // In a pool this also bounds the wait for a free connection when all are busy.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+    keepAlive: true,
+    options: target.schema ? `-c search_path=${target.schema}` : undefined,
+    types: keepInt8Text
+  }
+}
+
+/** The pool requests use: bounded in size, and every wait on it bounded in time. */
+export function createPool (target: PostgresTarget, options: PostgresOptions): pg.Pool {
+  const statementTimeout = options.statementTimeoutMs ?? 5000
+  const pool = new pg.Pool({
+    ...connectionConfig(target, options),
+    max: options.poolMax ?? 10,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + READ_TIMEOUT_MARGIN_MS,
+    idle_in_transaction_session_timeout: statementTimeout * 2
+  })
+  // An idle connection that breaks is dropped by the pool; the next request reports the outage.
+  pool.on('error', () => {})
+  return pool
+}
+
+/**
+ * A connection of its own for migrations, without the statement timeout: it may wait for
+ * another instance's migration lock and run long DDL.
+ */
+export function createMigrationClient (target: PostgresTarget, options: PostgresOptions): pg.Client {
+  const client = new pg.Client(connectionConfig(target, options))
+  client.on('error', () => {})
+  return client
+}
+
+/**
+ * Whether an error means the database could not be reached or did not answer in time, as
+ * opposed to a query the database refused. SQLSTATE classes: 08 connection exception,
+ * 53 insufficient resources, 57 operator intervention (57014: statement timeout).
+ * An error without a SQLSTATE comes from the driver or the network.
+ */
+// The driver's words for its own timeouts, told in terms of the settings that bound them.
+const CONNECT_TIMEOUT_MESSAGES = new Set(['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout', 'timeout expired'])
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])
+const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/
+
+/**
+ * An outage is the database or the way to it failing, not a bug: SQLSTATE classes 08
+ * (connection), 53 (resources) and 57 (operator intervention), network errors and the
+ * driver's own timeouts. Anything else (a TypeError, a constraint) stays an error of ours.
+ */
+export function isOutage (error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) return /^(08|53|57)/.test(error.code ?? '')
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true
+  const message = error instanceof Error ? error.message : ''
+  return CONNECT_TIMEOUT_MESSAGES.has(message) || LOST_CONNECTION.test(message)
+}
+
+/** lock_timeout ran out (SQLSTATE 55P03): another transaction held the row for too long. */
+export function isLockTimeout (error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.code === '55P03'
+}
+
+function outageReason (error: unknown, options: PostgresOptions): string {
+  const cause = describeCause(error)
+  if (CONNECT_TIMEOUT_MESSAGES.has(cause)) return `no connection within ${options.connectTimeoutMs ?? 2000} ms (DATABASE_CONNECT_TIMEOUT_MS)`
+  if (cause === 'Query read timeout') return `no answer within ${(options.statementTimeoutMs ?? 5000) + READ_TIMEOUT_MARGIN_MS} ms (DATABASE_STATEMENT_TIMEOUT_MS)`
+  return cause
+}
+
+export function unavailable (target: PostgresTarget, options: PostgresOptions, error: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(`PostgreSQL at ${target.where} is unavailable: ${outageReason(error, options)}`, { cause: error })
+}

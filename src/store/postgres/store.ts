@@ -1,0 +1,298 @@
+import type pg from 'pg'
+import type { NewPet, Pet, PetStatus } from '../../contract/schemas.ts'
+import { loadMigrations } from '../migrations.ts'
+import { createMigrationClient, createPool, isLockTimeout, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { PET_INSERT_LOCK, PetInsertBatcher } from './writes.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../types.ts'
+
+export type { PostgresOptions } from './pool.ts'
+
+// int8 columns arrive as text (see postgres-pool.ts) and become bigint here.
+interface PetRow { id: string, name: string, category_id: string, status: PetStatus | null }
+interface KeyRow {
+  id: string
+  name: string
+  prefix: string
+  created_at: Date
+  last_used_at: Date | null
+  revoked_at: Date | null
+  expires_at: Date | null
+}
+
+function petFromRow (row: PetRow): Pet {
+  const pet: Pet = { id: BigInt(row.id), name: row.name, categoryId: BigInt(row.category_id) }
+  if (row.status !== null) pet.status = row.status
+  return pet
+}
+
+// Timestamps are written as ISO text with milliseconds and read back as the same text.
+const iso = (value: Date | null) => value === null ? null : value.toISOString()
+
+function keyFromRow (row: KeyRow): ApiKeyRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
+    expiresAt: iso(row.expires_at)
+  }
+}
+
+// Read once: /readyz asks on every probe.
+const LATEST_MIGRATION = loadMigrations('postgres').at(-1)?.version ?? 0
+const PET_COLUMNS = 'id, name, category_id, status'
+const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+/** The statements on the request path; a test checks each is an index scan. */
+export const POSTGRES_HOT_QUERIES = {
+  getPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
+  listPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
+  listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
+  findApiKeyByHash: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`
+} as const
+
+/**
+ * The pet and its idempotency record in one statement. The record is claimed by the primary
+ * key: a concurrent request with the same key waits there until the first commits (then sees
+ * its record) or rolls back (then claims it). An expired record is taken over.
+ */
+const CREATE_WITH_CLAIM = `WITH pet AS (
+  INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}
+), claim AS (
+  INSERT INTO idempotency_records (api_key_id, idempotency_key, fingerprint, pet_id, created_at, expires_at)
+  SELECT $4, $5, $6, id, $7, $8 FROM pet
+  ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
+    SET fingerprint = EXCLUDED.fingerprint, pet_id = EXCLUDED.pet_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+    WHERE idempotency_records.expires_at <= EXCLUDED.created_at
+  RETURNING pet_id
+)
+SELECT ${PET_COLUMNS}, (SELECT count(*) FROM claim) AS claimed FROM pet`
+const LIVE_RECORD = `SELECT r.fingerprint, p.id, p.name, p.category_id, p.status
+  FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
+  WHERE r.api_key_id = $1 AND r.idempotency_key = $2`
+// How long a request waits for another one holding the same key before it answers 409.
+const SAME_KEY_WAIT_MS = 2000
+
+/** A live record holds the key: thrown to roll back the transaction's pet, so nothing is written. */
+class KeyTaken extends Error {
+  readonly result: IdempotentCreate
+  constructor (result: IdempotentCreate) {
+    super('idempotency key already taken')
+    this.result = result
+  }
+}
+
+// Two-key advisory lock: this constant names "petstore migrations", the second key the schema,
+// so instances on different schemas of one database do not wait for each other.
+const MIGRATION_LOCK = 0x7065_7473
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres'
+  // Pet inserts hold one advisory lock to their commit (see postgres-writes.ts).
+  readonly idsFollowCommitOrder = true
+  readonly #target: PostgresTarget
+  readonly #options: PostgresOptions
+  readonly #pool: pg.Pool
+  // Each statement is prepared once per connection, under a name of its own.
+  readonly #statementNames = new Map<string, string>()
+  readonly #inserts: PetInsertBatcher
+
+  constructor (url: string, options: PostgresOptions = {}) {
+    this.#target = parsePostgresUrl(url)
+    this.#options = options
+    this.#pool = createPool(this.#target, options)
+    this.#inserts = new PetInsertBatcher(async (text, values) => (await this.#query(text, values)).rows, this.#target.schema ?? '')
+  }
+
+  /** A transaction holding the pet insert lock of this schema until it commits. */
+  #insertTransaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.#transaction(async (client) => {
+      await client.query({ name: 'petstore_insert_lock', text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [PET_INSERT_LOCK, this.#target.schema ?? ''] })
+      return await work(client)
+    })
+  }
+
+  async #connect (): Promise<pg.PoolClient> {
+    try {
+      return await this.#pool.connect()
+    } catch (error) {
+      throw unavailable(this.#target, this.#options, error)
+    }
+  }
+
+  /** One statement on a pooled connection; an outage becomes StoreUnavailableError and the connection is dropped. */
+  async #query<Row> (text: string, values: unknown[] = []): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
+    let name = this.#statementNames.get(text)
+    if (!name) this.#statementNames.set(text, (name = `petstore_${this.#statementNames.size}`))
+    const client = await this.#connect()
+    try {
+      const result = await client.query<Row & pg.QueryResultRow>({ name, text, values })
+      client.release()
+      return result
+    } catch (error) {
+      const outage = isOutage(error)
+      client.release(outage)
+      throw outage ? unavailable(this.#target, this.#options, error) : error
+    }
+  }
+
+  async migrate (): Promise<string[]> {
+    const client = createMigrationClient(this.#target, this.#options)
+    try {
+      await client.connect()
+    } catch (error) {
+      throw unavailable(this.#target, this.#options, error)
+    }
+    const run = (text: string, values: unknown[] = []) => client.query(text, values)
+    try {
+      await run('BEGIN')
+      // Held until COMMIT: instances starting together apply each migration exactly once.
+      await run('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK, this.#target.schema ?? ''])
+      if (this.#target.schema) await run(`CREATE SCHEMA IF NOT EXISTS ${this.#target.schema}`)
+      await run('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)')
+      const applied = new Set((await run('SELECT version FROM schema_migrations')).rows.map((row) => Number(row.version)))
+      const names: string[] = []
+      for (const migration of loadMigrations('postgres')) {
+        if (applied.has(migration.version)) continue
+        await run(migration.sql)
+        await run('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [migration.version, migration.name])
+        names.push(`${String(migration.version).padStart(3, '0')}-${migration.name}`)
+      }
+      await run('COMMIT')
+      await client.end()
+      return names
+    } catch (error) {
+      // Closing the connection rolls the transaction back and frees the lock. Not awaited:
+      // on a link that went silent the goodbye would never be answered.
+      client.end().catch(() => {})
+      throw isOutage(error) ? unavailable(this.#target, this.#options, error) : error
+    }
+  }
+
+  async checkReady (): Promise<void> {
+    const { rows } = await this.#query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
+    if (Number(rows[0]?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
+  }
+
+  createPet (pet: NewPet): Promise<Pet> {
+    return this.#inserts.insert(pet)
+  }
+
+  async createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+    try {
+      // Under the pet insert lock like every create, so ids still become visible in id order.
+      return await this.#insertTransaction(async (client): Promise<IdempotentCreate> => {
+        await client.query(`SET LOCAL lock_timeout = ${SAME_KEY_WAIT_MS}`)
+        const { rows: [created] } = await client.query<PetRow & { claimed: string }>(CREATE_WITH_CLAIM,
+          [pet.name, pet.categoryId, pet.status ?? null, claim.apiKeyId, claim.key, claim.fingerprint, claim.now, claim.expiresAt])
+        if (created!.claimed === '1') return { outcome: 'created', pet: petFromRow(created!) }
+        const { rows: [live] } = await client.query<PetRow & { fingerprint: string }>(LIVE_RECORD, [claim.apiKeyId, claim.key])
+        throw new KeyTaken(live!.fingerprint === claim.fingerprint ? { outcome: 'replayed', pet: petFromRow(live!) } : { outcome: 'conflict' })
+      })
+    } catch (error) {
+      if (error instanceof KeyTaken) return error.result
+      if (isLockTimeout(error)) return { outcome: 'in_progress' }
+      throw error
+    }
+  }
+
+  async deleteExpiredIdempotencyRecords (now: string): Promise<number> {
+    const result = await this.#query('DELETE FROM idempotency_records WHERE expires_at <= $1', [now])
+    return result.rowCount ?? 0
+  }
+
+  async getPet (id: bigint): Promise<Pet | undefined> {
+    const { rows } = await this.#query<PetRow>(POSTGRES_HOT_QUERIES.getPet, [id])
+    return rows[0] && petFromRow(rows[0])
+  }
+
+  async listPets ({ limit, status, afterId }: ListPetsOptions): Promise<Pet[]> {
+    const after = afterId ?? -(2n ** 63n)
+    const { rows } = status === undefined
+      ? await this.#query<PetRow>(POSTGRES_HOT_QUERIES.listPets, [after, limit])
+      : await this.#query<PetRow>(POSTGRES_HOT_QUERIES.listPetsByStatus, [status, after, limit])
+    return rows.map(petFromRow)
+  }
+
+  async countPets (): Promise<number> {
+    const { rows } = await this.#query<{ n: string }>('SELECT count(*) AS n FROM pets')
+    return Number(rows[0]!.n)
+  }
+
+  async createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
+    const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+      [key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null])
+    return keyFromRow(rows[0]!)
+  }
+
+  async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
+    const { rows } = await this.#query<KeyRow>(POSTGRES_HOT_QUERIES.findApiKeyByHash, [hash])
+    return rows[0] && keyFromRow(rows[0])
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    const { rows } = await this.#query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`)
+    return rows.map(keyFromRow)
+  }
+
+  async revokeApiKey (id: number): Promise<boolean> {
+    const result = await this.#query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2', [new Date().toISOString(), id])
+    return (result.rowCount ?? 0) > 0
+  }
+
+  async touchApiKey (id: number, at: string): Promise<void> {
+    await this.#query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id])
+  }
+
+  async countApiKeys (): Promise<number> {
+    const { rows } = await this.#query<{ n: string }>('SELECT count(*) AS n FROM api_keys')
+    return Number(rows[0]!.n)
+  }
+
+  /** Runs work inside BEGIN … COMMIT on one pooled connection; any error rolls it back. */
+  async #transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect()
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      client.release()
+      return result
+    } catch (error) {
+      const outage = isOutage(error)
+      if (!outage) await client.query('ROLLBACK').catch(() => {})
+      client.release(outage)
+      throw outage ? unavailable(this.#target, this.#options, error) : error
+    }
+  }
+
+  async insertPets (pets: NewPet[]): Promise<number> {
+    if (pets.length === 0) return 0
+    // Under the pet insert lock like every create, so ids still become visible in id order;
+    // one statement per batch, rows in the order given.
+    return this.#insertTransaction(async (client) => {
+      const result = await client.query('INSERT INTO pets (name, category_id, status) SELECT name, category_id, status FROM unnest($1::text[], $2::int8[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, n) ORDER BY n', [
+        pets.map((pet) => pet.name),
+        pets.map((pet) => pet.categoryId.toString()),
+        pets.map((pet) => pet.status ?? null)
+      ])
+      return result.rowCount ?? 0
+    })
+  }
+
+  async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
+    return this.#transaction(async (client) => {
+      const { rows: [old] } = await client.query(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
+        [oldExpiresAt, oldId, now])
+      if (!old) return undefined
+      const { rows: [created] } = await client.query(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+        [newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null])
+      return { created: keyFromRow(created as KeyRow), old: keyFromRow(old as KeyRow) }
+    })
+  }
+
+  async close (): Promise<void> {
+    if (!this.#pool.ended) await this.#pool.end()
+  }
+}

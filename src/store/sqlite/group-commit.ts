@@ -1,0 +1,179 @@
+import type { DatabaseSync, StatementSync } from 'node:sqlite'
+import { StoreUnavailableError } from '../errors.ts'
+
+interface Pending { work: () => unknown, oneStatement: boolean, firstTriedAt: number, resolve: (value: any) => void, reject: (error: unknown) => void }
+type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown }
+
+export interface GroupCommitOptions {
+  /**
+   * Resolves once the commits made before the call are on stable storage (see WalSync). The
+   * callers of a batch are answered after it; without it, after COMMIT returns.
+   */
+  durable?: () => Promise<void>
+  /**
+   * How long a batch waits for the write lock that another process (the CLI importing, say)
+   * holds, retrying without holding the event loop; the connection's busy timeout is 0.
+   * Without it, the connection's own busy timeout waits.
+   */
+  lockWaitMs?: number
+}
+
+// Between two tries for the write lock.
+const LOCK_RETRY_MS = 5
+
+/**
+ * Group commit for SQLite: writes that arrive in the same turn of the event loop, or while
+ * the sync of the previous commit runs, share one transaction, so one sync makes all of them
+ * durable. Each caller is answered only after the
+ * commit that holds its write is durable. One failing write is rolled back alone and the
+ * others still commit: a write of several statements runs in a savepoint of its own; a write
+ * of one statement needs none, as SQLite undoes a failed statement by itself and keeps the
+ * transaction.
+ */
+export class GroupCommit {
+  readonly #db: DatabaseSync
+  readonly #options: GroupCommitOptions
+  #queue: Pending[] = []
+  #scheduled = false
+  readonly #syncing = new Set<Promise<void>>()
+  // Prepared once: parsing the same SQL text for every write in a batch costs more than the write.
+  readonly #begin: StatementSync
+  readonly #commit: StatementSync
+  readonly #savepoint: StatementSync
+  readonly #release: StatementSync
+  readonly #rollbackToSavepoint: StatementSync
+
+  constructor (db: DatabaseSync, options: GroupCommitOptions = {}) {
+    this.#db = db
+    this.#options = options
+    this.#begin = db.prepare('BEGIN IMMEDIATE')
+    this.#commit = db.prepare('COMMIT')
+    this.#savepoint = db.prepare('SAVEPOINT write')
+    this.#release = db.prepare('RELEASE write')
+    this.#rollbackToSavepoint = db.prepare('ROLLBACK TO write')
+  }
+
+  /** `oneStatement`: the write is a single SQL statement, so it can skip its savepoint. */
+  run<T> (work: () => T, oneStatement = false): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, oneStatement, firstTriedAt: Number.NaN, resolve, reject })
+      // While a sync runs, writes wait for it to end and then commit together: they could not
+      // be answered before the sync after it anyway, and one commit writes fewer WAL pages
+      // than one per turn of the event loop.
+      if (this.#syncing.size > 0) return
+      // setImmediate runs after the poll phase: every request read in this turn joins the batch.
+      this.#schedule(() => setImmediate(() => this.#flush()))
+    })
+  }
+
+  /** Commits what is queued now and waits until every commit made is durable. */
+  async drain (): Promise<void> {
+    while (this.#queue.length > 0 || this.#syncing.size > 0) {
+      if (this.#queue.length > 0) this.#flush()
+      await Promise.all(this.#syncing)
+      // A batch waiting for the write lock retries on a timer: give it its turn.
+      if (this.#queue.length > 0) await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS))
+    }
+  }
+
+  #schedule (later: () => void) {
+    if (this.#scheduled) return
+    this.#scheduled = true
+    later()
+  }
+
+  #flush (): void {
+    this.#scheduled = false
+    const batch = this.#queue
+    this.#queue = []
+    if (batch.length === 0) return
+    const results: Outcome[] = []
+    try {
+      if (!this.#lock(batch)) return
+      for (const { work, oneStatement } of batch) {
+        if (oneStatement) {
+          try {
+            results.push({ ok: true, value: work() })
+          } catch (error) {
+            // An I/O or memory error can end the transaction itself: then nothing in the batch holds.
+            if (!this.#db.isTransaction) throw error
+            results.push({ ok: false, error })
+          }
+          continue
+        }
+        this.#savepoint.run()
+        try {
+          results.push({ ok: true, value: work() })
+          this.#release.run()
+        } catch (error) {
+          this.#rollbackToSavepoint.run()
+          this.#release.run()
+          results.push({ ok: false, error })
+        }
+      }
+      this.#commit.run()
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
+      const failure = isBusy(error) ? new StoreUnavailableError('the SQLite database stayed locked by another writer', { cause: error }) : error
+      for (const pending of batch) pending.reject(failure)
+      return
+    }
+    if (!this.#options.durable) {
+      answer(batch, results)
+      return
+    }
+    const synced = this.#options.durable().then(
+      () => answer(batch, results),
+      (error: unknown) => {
+        const failure = new StoreUnavailableError('the SQLite WAL could not be synced to disk', { cause: error })
+        for (const pending of batch) pending.reject(failure)
+      }
+    ).finally(() => {
+      this.#syncing.delete(synced)
+      // The writes that came during the sync: committed now, so the next sync starts at once.
+      if (this.#queue.length > 0 && !this.#scheduled) this.#flush()
+    })
+    this.#syncing.add(synced)
+  }
+
+  /**
+   * Takes the write lock. With a lock wait set, a lock held elsewhere puts the batch back in
+   * front of the queue and tries again shortly; a write whose own wait is over gets the busy
+   * error as an outage (503), the others keep waiting.
+   */
+  #lock (batch: Pending[]): boolean {
+    const now = performance.now()
+    for (const pending of batch) if (Number.isNaN(pending.firstTriedAt)) pending.firstTriedAt = now
+    try {
+      this.#begin.run()
+      return true
+    } catch (error) {
+      const waitMs = this.#options.lockWaitMs
+      if (waitMs === undefined || !isBusy(error)) throw error
+      const failure = new StoreUnavailableError('the SQLite database stayed locked by another writer', { cause: error })
+      const waiting = batch.filter((pending) => {
+        if (now - pending.firstTriedAt < waitMs) return true
+        pending.reject(failure)
+        return false
+      })
+      this.#queue = waiting.concat(this.#queue)
+      if (this.#queue.length > 0) this.#schedule(() => setTimeout(() => this.#flush(), LOCK_RETRY_MS))
+      return false
+    }
+  }
+}
+
+function answer (batch: Pending[], results: Outcome[]) {
+  batch.forEach((pending, i) => {
+    const result = results[i]!
+    if (result.ok) pending.resolve(result.value)
+    else pending.reject(result.error)
+  })
+}
+
+// SQLITE_BUSY (5) and SQLITE_LOCKED (6): another process (the CLI importing, say) holds the
+// write lock past the wait allowed. That is a store outage for the caller, not a bug.
+function isBusy (error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode
+  return typeof code === 'number' && ((code & 0xff) === 5 || (code & 0xff) === 6)
+}
