@@ -111,10 +111,10 @@ describe('loadConfig', () => {
     })
   }
 
-  test('every variable the README documents is one loadConfig reads, and the other way round', async () => {
+  test('every variable docs/configuration.md documents is one loadConfig reads, and the other way round', async () => {
     const { readFile } = await import('node:fs/promises')
-    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
-    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1))
+    const readme = await readFile(new URL('../docs/configuration.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('## Variables'), readme.indexOf('\n## ', readme.indexOf('## Variables') + 1))
     const documented = [...section.matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \|/gm)].map(([, name, value]) => [name, value!.replaceAll('`', '').trim()])
     assert.deepEqual(documented.map(([name]) => name).toSorted(), [...Object.keys(DEFAULTS), ...OPTIONAL].toSorted())
     for (const [name, value] of documented) {
