@@ -13,7 +13,8 @@ import { bearerAuth } from './auth/bearer.ts'
 import { cors } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
-import { createMetrics, instrumentStore, metricsPlugin } from './ops/metrics.ts'
+import { createMetrics, metricsPlugin } from './ops/metrics.ts'
+import { TimedStore } from './ops/timed-store.ts'
 import { openapiRoute } from './ops/openapi.ts'
 import { registerRateLimits } from './auth/rate-limits.ts'
 import { securityHeaders } from './http/security-headers.ts'
@@ -55,7 +56,7 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
 
 export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics()
-  const store = instrumentStore(givenStore, metrics.storeDuration)
+  const store = new TimedStore(givenStore, metrics.storeDuration)
   // pino and the request lines (requestLogging) write to one destination, in order.
   const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
   const app = Fastify({

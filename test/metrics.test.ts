@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
-import { buildTestApp, json } from './helpers.ts'
+import { test, type TestContext } from 'node:test'
+import { Histogram } from 'prom-client'
+import { TimedStore } from '../src/ops/timed-store.ts'
+import { buildTestApp, createTestStore, issueKey, json } from './helpers.ts'
 
 /** The value of one sample line of the exposition, e.g. sample(text, 'http_requests_total{…}'). */
 function sample (text: string, series: string): number | undefined {
@@ -39,6 +41,141 @@ test('GET /metrics counts requests by route template, method and status, with no
   for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_eventloop_lag_p99_seconds', 'process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']) {
     assert.match(text, new RegExp(`^${name} `, 'm'), `${name} is exposed`)
   }
+})
+
+/** The lines of one series of a histogram, in the order of the exposition. */
+function histogramLines (text: string, name: string, labels: string): string[] {
+  return text.split('\n').filter((line) => line.startsWith(`${name}_`) && (line.includes(`,${labels}}`) || line.includes(`{${labels}}`)))
+}
+
+/**
+ * performance.now, which Fastify's reply.elapsedTime and the store timing read, as a clock the
+ * test moves: durations are then exact, and a duration equal to a bucket's bound can be made.
+ * Milliseconds in multiples of 0.25 keep every difference exact in binary.
+ */
+function fakeClock (t: TestContext) {
+  const clock = { ms: 1000 }
+  t.mock.method(performance, 'now', () => clock.ms)
+  return clock
+}
+
+test('every metric of the service is exposed with its help text and type', async (t) => {
+  const { app } = await buildTestApp(t)
+  const text = (await app.inject({ url: '/metrics' })).body
+  const own = text.split('\n').filter((line) => /^# (HELP|TYPE) (http_|petstore_)/.test(line))
+  assert.deepEqual(own, [
+    '# HELP http_requests_total HTTP requests answered, by route template, method and status.',
+    '# TYPE http_requests_total counter',
+    '# HELP http_request_duration_seconds Time from receiving a request to sending its answer, by route template, method and status.',
+    '# TYPE http_request_duration_seconds histogram',
+    '# HELP petstore_pets_created_total Pets added through createPet (idempotent replays not counted).',
+    '# TYPE petstore_pets_created_total counter',
+    '# HELP petstore_auth_failures_total Requests refused with 401 for a missing or invalid API key.',
+    '# TYPE petstore_auth_failures_total counter',
+    '# HELP petstore_rate_limited_total Requests refused with 429 by a rate limit.',
+    '# TYPE petstore_rate_limited_total counter',
+    '# HELP petstore_store_query_duration_seconds Time spent in store calls, by store operation and outcome (ok or error).',
+    '# TYPE petstore_store_query_duration_seconds histogram'
+  ])
+})
+
+test('request durations fall into cumulative buckets, a duration equal to a bound into that bound\'s bucket', async (t) => {
+  const clock = fakeClock(t)
+  const { app } = await buildTestApp(t)
+  app.get('/wait-for-test/:ms', async (request) => {
+    clock.ms += Number((request.params as { ms: string }).ms)
+    return {}
+  })
+  const waits = [0, 0.5, 1, 1.25, 2.5, 5, 7.5, 100, 1000, 20000]
+  for (const ms of waits) assert.equal((await app.inject({ url: `/wait-for-test/${ms}` })).statusCode, 200)
+
+  const text = (await app.inject({ url: '/metrics' })).body
+  const labels = 'route="/wait-for-test/:ms",method="GET",status="200"'
+  // The route template, never the raw URL: one series for every id.
+  assert.equal(sample(text, `http_requests_total{${labels}}`), waits.length)
+  assert.doesNotMatch(text, /wait-for-test\/\d/)
+  const bucket = (le: string, count: number) => `http_request_duration_seconds_bucket{le="${le}",${labels}} ${count}`
+  assert.deepEqual(histogramLines(text, 'http_request_duration_seconds', labels), [
+    bucket('0.001', 3),
+    bucket('0.0025', 5),
+    bucket('0.005', 6),
+    bucket('0.01', 7),
+    bucket('0.025', 7),
+    bucket('0.05', 7),
+    bucket('0.1', 8),
+    bucket('0.25', 8),
+    bucket('0.5', 8),
+    bucket('1', 9),
+    bucket('2.5', 9),
+    bucket('5', 9),
+    bucket('10', 9),
+    bucket('+Inf', 10),
+    `http_request_duration_seconds_sum{${labels}} ${waits.reduce((sum, ms) => sum + ms / 1000, 0)}`,
+    `http_request_duration_seconds_count{${labels}} 10`
+  ])
+})
+
+test('store call durations fall into their own buckets, by operation', async (t) => {
+  const clock = fakeClock(t)
+  const reads = [0, 0.25, 0.5, 0.75, 1, 2.5, 30, 1000, 1500]
+  let read = 0
+  const { app, auth } = await buildTestApp(t, {
+    faults: { beforeStoreCall: (operation) => { if (operation === 'getPet') clock.ms += reads[read++]! } }
+  })
+  for (let i = 0; i < reads.length; i++) assert.equal((await app.inject({ url: '/v1/pets/1', headers: auth })).statusCode, 404)
+
+  const text = (await app.inject({ url: '/metrics' })).body
+  const labels = 'operation="getPet",outcome="ok"'
+  const bucket = (le: string, count: number) => `petstore_store_query_duration_seconds_bucket{le="${le}",${labels}} ${count}`
+  assert.deepEqual(histogramLines(text, 'petstore_store_query_duration_seconds', labels), [
+    bucket('0.0001', 1),
+    bucket('0.0005', 3),
+    bucket('0.001', 5),
+    bucket('0.0025', 6),
+    bucket('0.005', 6),
+    bucket('0.01', 6),
+    bucket('0.025', 6),
+    bucket('0.05', 7),
+    bucket('0.1', 7),
+    bucket('0.25', 7),
+    bucket('1', 8),
+    bucket('+Inf', 9),
+    `petstore_store_query_duration_seconds_sum{${labels}} ${reads.reduce((sum, ms) => sum + ms / 1000, 0)}`,
+    `petstore_store_query_duration_seconds_count{${labels}} 9`
+  ])
+  // The other calls of the same requests took no time on this clock.
+  assert.equal(sample(text, 'petstore_store_query_duration_seconds_bucket{le="0.0001",operation="findApiKeyByHash",outcome="ok"}'), 1)
+})
+
+test('paths no route matches share one series, route="unmatched"', async (t) => {
+  const { app } = await buildTestApp(t)
+  for (const url of ['/nope', '/nope/1', '/v2/pets/7?x=1']) assert.equal((await app.inject({ url })).statusCode, 404)
+  const text = (await app.inject({ url: '/metrics' })).body
+  const requests = text.split('\n').filter((line) => line.startsWith('http_requests_total{'))
+  assert.deepEqual(requests, ['http_requests_total{route="unmatched",method="GET",status="404"} 3'])
+  assert.doesNotMatch(text, /nope|\/v2\//)
+})
+
+test('the timed store keeps the store\'s fields, keyVersion only when the store has it, and a synchronous getPet synchronous', async (t) => {
+  const { store, cleanup } = await createTestStore()
+  t.after(cleanup)
+  await issueKey(store)
+  const durations = new Histogram({ name: 'durations', help: 'Store calls.', labelNames: ['operation', 'outcome'], registers: [] })
+  const timed = new TimedStore(store, durations)
+  assert.equal(timed.kind, store.kind)
+  assert.equal(timed.idsFollowCommitOrder, store.idsFollowCommitOrder)
+  assert.equal(typeof timed.keyVersion, typeof store.keyVersion)
+  if (store.keyVersion) assert.equal(timed.keyVersion!(), store.keyVersion())
+  const read = timed.getPet(1n)
+  assert.equal(read instanceof Promise, store.getPet(1n) instanceof Promise)
+  assert.equal(await read, undefined)
+  assert.equal(await timed.countApiKeys(), 1)
+  const counts = (await durations.get()).values.filter((v) => v.metricName === 'durations_count')
+  assert.deepEqual(counts.map((v) => [v.labels.operation, v.labels.outcome, v.value]), [
+    ...(store.keyVersion ? [['keyVersion', 'ok', 1]] : []),
+    ['getPet', 'ok', 1],
+    ['countApiKeys', 'ok', 1]
+  ])
 })
 
 test('each app counts only its own requests', async (t) => {

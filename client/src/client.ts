@@ -2,7 +2,7 @@ import { PetstoreError, type ErrorCode } from './errors.ts'
 import type { components } from './generated/openapi.ts'
 import { parseJson, stringifyJson, toInt64 } from './json.ts'
 import { nextLink } from './link.ts'
-import { RETRIED_STATUSES, retryAfterSeconds, retryDelayMs, retrySettings, sleep, type RetryOptions } from './retry.ts'
+import { retryAfterSeconds, retrySettings, withRetries, type RetryOptions } from './retry.ts'
 import { randomUuid } from './uuid.ts'
 
 export type Pet = components['schemas']['Pet']
@@ -69,25 +69,17 @@ export function createPetstoreClient (options: PetstoreClientOptions): PetstoreC
     const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${options.apiKey}`, ...init.headers }
     if (init.body !== undefined) headers['content-type'] = 'application/json'
     const body = init.body === undefined ? undefined : stringifyJson(init.body)
-    for (let attempt = 1; ; attempt++) {
+    // Every call is a GET or a createPet carrying its Idempotency-Key, so each is safe to send again.
+    return withRetries(retry, async () => {
       let response: Response
       try {
         response = await fetchImpl(url, { method, headers, body })
       } catch (error) {
-        const wait = retryDelayMs(retry, attempt, undefined)
-        if (wait === undefined) {
-          throw new PetstoreError({ status: 0, code: 'network_error', message: `${method} ${url.pathname} got no answer: ${(error as Error).message}`, cause: error })
-        }
-        await sleep(wait)
-        continue
+        throw new PetstoreError({ status: 0, code: 'network_error', message: `${method} ${url.pathname} got no answer: ${(error as Error).message}`, cause: error })
       }
       if (response.ok) return response
-      const retryAfter = retryAfterSeconds(response.headers.get('retry-after'))
-      const wait = RETRIED_STATUSES.has(response.status) ? retryDelayMs(retry, attempt, retryAfter) : undefined
-      if (wait === undefined) throw await errorOf(response, retryAfter)
-      await response.body?.cancel()
-      await sleep(wait)
-    }
+      throw await errorOf(response, retryAfterSeconds(response.headers.get('retry-after')))
+    })
   }
 
   async function json<T> (response: Response): Promise<T> {

@@ -1,3 +1,5 @@
+// Not http-link-header: it is CommonJS, which a browser cannot import from dist without a bundler.
+
 /** The target of the `rel="next"` link of an RFC 8288 Link header, if any. */
 export function nextLink (header: string | null): string | undefined {
   if (!header) return undefined

@@ -1,3 +1,6 @@
+import pRetry from 'p-retry'
+import { PetstoreError } from './errors.ts'
+
 /** When calls are tried again. Only network errors, 429 and 503 are retried. */
 export interface RetryOptions {
   /** Attempts in all, the first one included. Default 3; 1 turns retries off. */
@@ -8,11 +11,15 @@ export interface RetryOptions {
   baseDelayMs?: number
 }
 
-export const RETRIED_STATUSES = new Set([429, 503])
+const RETRIED_STATUSES = new Set([429, 503])
 
 export function retrySettings (options: RetryOptions | false | undefined): Required<RetryOptions> {
   if (options === false) return { attempts: 1, maxDelayMs: 0, baseDelayMs: 0 }
-  return { attempts: Math.max(1, options?.attempts ?? 3), maxDelayMs: options?.maxDelayMs ?? 10_000, baseDelayMs: options?.baseDelayMs ?? 200 }
+  const settings = { attempts: Math.max(1, Math.ceil(options?.attempts ?? 3)), maxDelayMs: options?.maxDelayMs ?? 10_000, baseDelayMs: options?.baseDelayMs ?? 200 }
+  // p-retry refuses these on every call; refused here once, under the names the caller used.
+  if (!(settings.maxDelayMs >= 0)) throw new RangeError(`retry.maxDelayMs ${settings.maxDelayMs} is not 0 or more milliseconds`)
+  if (!(settings.baseDelayMs >= 0 && settings.baseDelayMs < Infinity)) throw new RangeError(`retry.baseDelayMs ${settings.baseDelayMs} is not a finite 0 or more milliseconds`)
+  return settings
 }
 
 /** Retry-After as seconds: delta-seconds or an HTTP-date (RFC 9110 §10.2.3). */
@@ -24,15 +31,37 @@ export function retryAfterSeconds (header: string | null, now = Date.now()): num
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000))
 }
 
-/** How long to wait before attempt number `attempt + 1`, or undefined when not to retry. */
-export function retryDelayMs (settings: Required<RetryOptions>, attempt: number, retryAfter: number | undefined): number | undefined {
-  if (attempt >= settings.attempts) return undefined
-  if (retryAfter !== undefined) {
-    const wait = retryAfter * 1000
-    return wait <= settings.maxDelayMs ? wait : undefined
-  }
-  const backoff = settings.baseDelayMs * 2 ** (attempt - 1)
-  return Math.min(settings.maxDelayMs, backoff / 2 + Math.random() * backoff / 2)
+/**
+ * Runs `attempt` again while it fails with a network error, 429 or 503 and attempts remain.
+ * `attempt` throws PetstoreError only, so p-retry's own TypeError rule never applies: any
+ * rejected fetch is a network error here, whatever the runtime's message.
+ */
+export function withRetries<T> (settings: Required<RetryOptions>, attempt: () => Promise<T>): Promise<T> {
+  return pRetry(attempt, {
+    retries: settings.attempts - 1,
+    // p-retry's jitter multiplies by a random factor in [1, 2), so starting from half the base
+    // keeps each wait between half the backoff and the whole of it.
+    minTimeout: settings.baseDelayMs / 2,
+    factor: 2,
+    randomize: true,
+    maxTimeout: settings.maxDelayMs,
+    // A Retry-After answer is waited for below instead of the backoff, so it takes no backoff step;
+    // attemptNumber still bounds the attempts.
+    shouldConsumeRetry: ({ error }) => retryAfterOf(error) === undefined,
+    async shouldRetry ({ error, attemptNumber }) {
+      if (!(error instanceof PetstoreError) || attemptNumber >= settings.attempts) return false
+      if (error.code !== 'network_error' && !RETRIED_STATUSES.has(error.status)) return false
+      const retryAfter = retryAfterOf(error)
+      if (retryAfter === undefined) return true
+      if (retryAfter * 1000 > settings.maxDelayMs) return false
+      await sleep(retryAfter * 1000)
+      return true
+    }
+  })
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms) })
+function retryAfterOf (error: Error): number | undefined {
+  return error instanceof PetstoreError ? error.retryAfterSeconds : undefined
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms) })

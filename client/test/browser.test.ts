@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { test } from 'node:test'
 import { launchChromium } from '../../test/chromium.ts'
 import { startServer } from './servers.ts'
 
 const DIST = new URL('../dist/', import.meta.url)
+// The client's dependency and its own, each an ES module file, found as a bundler would find them.
+const P_RETRY = createRequire(import.meta.url).resolve('p-retry')
+const DEPENDENCIES: Record<string, string> = { 'p-retry': P_RETRY, 'is-network-error': createRequire(P_RETRY).resolve('is-network-error') }
 
 test('the built client runs in Chromium: exact int64, Idempotency-Key, pagination and PetstoreError', { timeout: 60_000 }, async (t) => {
   assert.ok(existsSync(new URL('index.js', DIST)), 'client/dist is built (npm test builds it: npm run build -w @petstore/client)')
@@ -19,10 +23,21 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
     const file = new URL(route.request().url()).pathname.replace('/client-under-test/', '')
     return route.fulfill({ contentType: 'text/javascript', body: readFileSync(new URL(file, DIST)) })
   })
+  await page.route(`${origin}/client-dependencies/*`, (route) => {
+    const name = decodeURIComponent(new URL(route.request().url()).pathname.replace('/client-dependencies/', ''))
+    return route.fulfill({ contentType: 'text/javascript', body: readFileSync(DEPENDENCIES[name] ?? assert.fail(`no dependency ${name}`)) })
+  })
+  // Without a bundler, the page's import map is what resolves the bare names dist imports.
+  const imports = Object.fromEntries(Object.keys(DEPENDENCIES).map((name) => [name, `/client-dependencies/${encodeURIComponent(name)}`]))
+  // The first getPet meets a 503 with Retry-After: 0, so the page runs a retry through p-retry.
+  let getPetSent = 0
+  await page.route(`${baseUrl}/pets/404`, (route) => ++getPetSent === 1
+    ? route.fulfill({ status: 503, headers: { 'retry-after': '0' }, contentType: 'application/json', body: '{"code":"unavailable","message":"The service is unavailable; retry later.","status":503}' })
+    : route.fallback())
   const posted: Array<string | undefined> = []
   page.on('request', (request) => { if (request.method() === 'POST') posted.push(request.headers()['idempotency-key']) })
   // A blank page on the API's origin: the API's own JSON answers forbid scripts (Content-Security-Policy).
-  await page.route(`${origin}/client-test-page`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>client test</title>' }))
+  await page.route(`${origin}/client-test-page`, (route) => route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>client test</title><script type="importmap">${JSON.stringify({ imports })}</script>` }))
   await page.goto(`${origin}/client-test-page`)
 
   const result = await page.evaluate(async ({ baseUrl, key }) => {
@@ -46,6 +61,7 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
     ids: ['1', '2', '3', '4'],
     failure: { isPetstoreError: true, status: 404, code: 'not_found', message: 'No pet has id 404.', hasRequestId: true }
   })
+  assert.equal(getPetSent, 2)
   assert.equal(posted.length, 1)
   assert.match(posted[0] ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
 })

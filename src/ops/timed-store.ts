@@ -1,0 +1,145 @@
+import type { Histogram } from 'prom-client'
+import type { NewPet, Pet } from '../contract/schemas.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../store/types.ts'
+
+/** petstore_store_query_duration_seconds. */
+export type StoreDurations = Histogram<'operation' | 'outcome'>
+
+/** The store calls that are timed: all but its fixed fields and close(). */
+type Operation = Exclude<keyof Store, 'kind' | 'idsFollowCommitOrder' | 'close'>
+
+/** The two series of one operation, bound once: a call then costs no label lookup. */
+class Timer {
+  readonly #ok: Histogram.Internal<'operation' | 'outcome'>
+  readonly #error: Histogram.Internal<'operation' | 'outcome'>
+
+  constructor (durations: StoreDurations, operation: Operation) {
+    this.#ok = durations.labels(operation, 'ok')
+    this.#error = durations.labels(operation, 'error')
+  }
+
+  ok (started: number): void { this.#ok.observe((performance.now() - started) / 1000) }
+  error (started: number): void { this.#error.observe((performance.now() - started) / 1000) }
+
+  async time<T> (call: () => Promise<T>): Promise<T> {
+    const started = performance.now()
+    try {
+      const result = await call()
+      this.ok(started)
+      return result
+    } catch (error) {
+      this.error(started)
+      throw error
+    }
+  }
+}
+
+/**
+ * The same store, with every call timed into the store duration histogram by outcome. One
+ * method per Store method, so that a new one is a type error here until it is timed too.
+ */
+export class TimedStore implements Store {
+  readonly kind: Store['kind']
+  readonly idsFollowCommitOrder: boolean
+  /** Present when the store has it: without it, key caches fall back to a time bound. */
+  readonly keyVersion?: () => number
+  readonly #store: Store
+  readonly #timers: Record<Operation, Timer>
+
+  constructor (store: Store, durations: StoreDurations) {
+    this.#store = store
+    this.kind = store.kind
+    this.idsFollowCommitOrder = store.idsFollowCommitOrder
+    const timer = (operation: Operation) => new Timer(durations, operation)
+    this.#timers = {
+      migrate: timer('migrate'),
+      checkReady: timer('checkReady'),
+      createPet: timer('createPet'),
+      createPetIdempotently: timer('createPetIdempotently'),
+      deleteExpiredIdempotencyRecords: timer('deleteExpiredIdempotencyRecords'),
+      getPet: timer('getPet'),
+      listPets: timer('listPets'),
+      countPets: timer('countPets'),
+      createApiKey: timer('createApiKey'),
+      findApiKeyByHash: timer('findApiKeyByHash'),
+      listApiKeys: timer('listApiKeys'),
+      revokeApiKey: timer('revokeApiKey'),
+      touchApiKey: timer('touchApiKey'),
+      countApiKeys: timer('countApiKeys'),
+      insertPets: timer('insertPets'),
+      rotateApiKey: timer('rotateApiKey'),
+      keyVersion: timer('keyVersion')
+    }
+    const keyVersion = store.keyVersion
+    if (keyVersion !== undefined) {
+      const versions = this.#timers.keyVersion
+      // Synchronous, as the key cache reads it on the request path and expects it at once.
+      this.keyVersion = () => {
+        const started = performance.now()
+        let version: number
+        try {
+          version = keyVersion.call(store)
+        } catch (error) {
+          versions.error(started)
+          throw error
+        }
+        versions.ok(started)
+        return version
+      }
+    }
+  }
+
+  migrate (): Promise<string[]> { return this.#timers.migrate.time(() => this.#store.migrate()) }
+  checkReady (): Promise<void> { return this.#timers.checkReady.time(() => this.#store.checkReady()) }
+  createPet (pet: NewPet): Promise<Pet> { return this.#timers.createPet.time(() => this.#store.createPet(pet)) }
+
+  createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+    return this.#timers.createPetIdempotently.time(() => this.#store.createPetIdempotently(pet, claim))
+  }
+
+  deleteExpiredIdempotencyRecords (now: string): Promise<number> {
+    return this.#timers.deleteExpiredIdempotencyRecords.time(() => this.#store.deleteExpiredIdempotencyRecords(now))
+  }
+
+  /** A store that reads in this thread answers at once (see Store.getPet), and stays so here. */
+  getPet (id: bigint): Pet | undefined | Promise<Pet | undefined> {
+    const timer = this.#timers.getPet
+    const started = performance.now()
+    let found: Pet | undefined | Promise<Pet | undefined>
+    try {
+      found = this.#store.getPet(id)
+    } catch (error) {
+      timer.error(started)
+      throw error
+    }
+    if (found instanceof Promise) {
+      return found.then(
+        (pet) => { timer.ok(started); return pet },
+        (error: unknown) => { timer.error(started); throw error }
+      )
+    }
+    timer.ok(started)
+    return found
+  }
+
+  listPets (options: ListPetsOptions): Promise<Pet[]> { return this.#timers.listPets.time(() => this.#store.listPets(options)) }
+  countPets (): Promise<number> { return this.#timers.countPets.time(() => this.#store.countPets()) }
+  createApiKey (key: NewApiKey): Promise<ApiKeyRecord> { return this.#timers.createApiKey.time(() => this.#store.createApiKey(key)) }
+
+  findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
+    return this.#timers.findApiKeyByHash.time(() => this.#store.findApiKeyByHash(hash))
+  }
+
+  listApiKeys (): Promise<ApiKeyRecord[]> { return this.#timers.listApiKeys.time(() => this.#store.listApiKeys()) }
+  revokeApiKey (id: number): Promise<boolean> { return this.#timers.revokeApiKey.time(() => this.#store.revokeApiKey(id)) }
+  touchApiKey (id: number, at: string): Promise<void> { return this.#timers.touchApiKey.time(() => this.#store.touchApiKey(id, at)) }
+  countApiKeys (): Promise<number> { return this.#timers.countApiKeys.time(() => this.#store.countApiKeys()) }
+  insertPets (pets: NewPet[]): Promise<number> { return this.#timers.insertPets.time(() => this.#store.insertPets(pets)) }
+
+  rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string): Promise<{ created: ApiKeyRecord, old: ApiKeyRecord } | undefined> {
+    return this.#timers.rotateApiKey.time(() => this.#store.rotateApiKey(oldId, newKey, oldExpiresAt, now))
+  }
+
+  /** Not timed: closing is not a query. */
+  close (): Promise<void> { return this.#store.close() }
+}
