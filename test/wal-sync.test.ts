@@ -81,7 +81,7 @@ test('the file pet writer answers a create only after the WAL holding its commit
   const { sync, calls } = heldSync()
   const writer = filePetWriter(path, sync)
   let answered: unknown
-  const create = writer.run({ op: 'createPet', pet: { name: 'Rex', categoryId: 7n } }).then((pet) => { answered = pet })
+  const create = writer.createPet({ name: 'Rex', categoryId: 7n }).then((pet) => { answered = pet })
   for (let i = 0; i < 3; i++) await turn()
   assert.equal(calls.length, 1, 'the commit asked for a sync')
   assert.equal(fstatSync(calls[0]!.fd).ino, statSync(`${path}-wal`).ino, 'of the WAL file')
@@ -94,14 +94,14 @@ test('the file pet writer answers a create only after the WAL holding its commit
   await create
   assert.deepEqual(answered, { id: 1n, name: 'Rex', categoryId: 7n })
 
-  const failed = writer.run({ op: 'createPet', pet: { name: 'Fido', categoryId: 7n } })
+  const failed = writer.createPet({ name: 'Fido', categoryId: 7n })
   for (let i = 0; i < 3; i++) await turn()
   calls[1]!.release(new Error('EIO: i/o error, fdatasync'))
   await assert.rejects(failed, (error) => error instanceof StoreUnavailableError && /could not be synced/.test(error.message))
   assert.match(String(writer.failure()), /EIO/, 'the store reports the failure (readiness fails)')
-  await assert.rejects(writer.run({ op: 'createPet', pet: { name: 'Lad', categoryId: 7n } }), StoreUnavailableError)
+  await assert.rejects(writer.createPet({ name: 'Lad', categoryId: 7n }), StoreUnavailableError)
   await writer.close()
-  await assert.rejects(writer.run({ op: 'createPet', pet: { name: 'Late', categoryId: 7n } }), /the store is closed/)
+  await assert.rejects(writer.createPet({ name: 'Late', categoryId: 7n }), /the store is closed/)
 })
 
 /** A WAL database with table t, a connection that fails at once on a held lock, and another to hold it. */
@@ -165,7 +165,7 @@ test('creates that arrive while a sync runs wait for it, then commit together an
   const reader = new DatabaseSync(path, { readOnly: true })
   t.after(() => reader.close())
   const visible = () => reader.prepare('SELECT count(*) AS n FROM pets').get()?.n
-  const create = (name: string) => writer.run<{ id: bigint }>({ op: 'createPet', pet: { name, categoryId: 1n } })
+  const create = (name: string) => writer.createPet({ name, categoryId: 1n })
   const first = create('a')
   await turn()
   assert.equal(calls.length, 1)

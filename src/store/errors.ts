@@ -11,7 +11,8 @@ export class StoreUnavailableError extends Error {
 export function describeCause (error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   if (error instanceof AggregateError && error.errors[0] instanceof Error && !error.message) return describeCause(error.errors[0])
-  return (error.message || (error as { code?: string }).code || error.name).split('\n')[0]!
+  const code = 'code' in error && typeof error.code === 'string' ? error.code : ''
+  return (error.message || code || error.name).split('\n')[0]!
 }
 
 /** A URL safe to print: the password is masked. */

@@ -75,7 +75,7 @@ export interface Store {
   revokeApiKey(id: number): Promise<boolean>
   touchApiKey(id: number, at: string): Promise<void>
   countApiKeys(): Promise<number>
-  /** Adds the pets in one transaction: all of them, or on any error none. Returns how many were added. */
+  /** Adds the pets in one transaction: all of them, or on an error none. Returns how many were added. */
   insertPets(pets: NewPet[]): Promise<number>
   /**
    * Issues newKey and sets the old key's expiry to oldExpiresAt (an earlier expiry it already

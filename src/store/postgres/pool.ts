@@ -44,8 +44,8 @@ export function parsePostgresUrl (url: string): PostgresTarget {
 // turns it into a bigint itself, so no id or categoryId ever passes through a double.
 const INT8_OID = 20
 const keepInt8Text = {
-  getTypeParser: (oid: number, format?: string) =>
-    oid === INT8_OID ? (text: string) => text : pg.types.getTypeParser(oid, format as 'text')
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (text: string) => text : pg.types.getTypeParser(oid, format)
 }
 
 // The client gives up reading a little after the server's own statement_timeout would have
@@ -106,8 +106,7 @@ const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connec
  */
 export function isOutage (error: unknown): boolean {
   if (error instanceof pg.DatabaseError) return /^(08|53|57)/.test(error.code ?? '')
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' && NETWORK_ERROR_CODES.has(error.code)) return true
   const message = error instanceof Error ? error.message : ''
   return CONNECT_TIMEOUT_MESSAGES.has(message) || LOST_CONNECTION.test(message)
 }

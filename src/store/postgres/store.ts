@@ -1,49 +1,15 @@
 import type pg from 'pg'
-import type { NewPet, Pet, PetStatus } from '../../contract/schemas.ts'
+import type { NewPet, Pet } from '../../contract/schemas.ts'
 import { loadMigrations } from '../migrations.ts'
 import { createMigrationClient, createPool, isLockTimeout, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PET_INSERT_LOCK, PetInsertBatcher } from './writes.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../types.ts'
 
 export type { PostgresOptions } from './pool.ts'
 
-// int8 columns arrive as text (see postgres-pool.ts) and become bigint here.
-interface PetRow { id: string, name: string, category_id: string, status: PetStatus | null }
-interface KeyRow {
-  id: string
-  name: string
-  prefix: string
-  created_at: Date
-  last_used_at: Date | null
-  revoked_at: Date | null
-  expires_at: Date | null
-}
-
-function petFromRow (row: PetRow): Pet {
-  const pet: Pet = { id: BigInt(row.id), name: row.name, categoryId: BigInt(row.category_id) }
-  if (row.status !== null) pet.status = row.status
-  return pet
-}
-
-// Timestamps are written as ISO text with milliseconds and read back as the same text.
-const iso = (value: Date | null) => value === null ? null : value.toISOString()
-
-function keyFromRow (row: KeyRow): ApiKeyRecord {
-  return {
-    id: Number(row.id),
-    name: row.name,
-    prefix: row.prefix,
-    createdAt: row.created_at.toISOString(),
-    lastUsedAt: iso(row.last_used_at),
-    revokedAt: iso(row.revoked_at),
-    expiresAt: iso(row.expires_at)
-  }
-}
-
 // Read once: /readyz asks on every probe.
 const LATEST_MIGRATION = loadMigrations('postgres').at(-1)?.version ?? 0
-const PET_COLUMNS = 'id, name, category_id, status'
-const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
 /** The statements on the request path; a test checks each is an index scan. */
 export const POSTGRES_HOT_QUERIES = {
   getPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
@@ -89,7 +55,7 @@ const MIGRATION_LOCK = 0x7065_7473
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
-  // Pet inserts hold one advisory lock to their commit (see postgres-writes.ts).
+  // Pet inserts hold one advisory lock to their commit (see writes.ts).
   readonly idsFollowCommitOrder = true
   readonly #target: PostgresTarget
   readonly #options: PostgresOptions
@@ -102,7 +68,7 @@ export class PostgresStore implements Store {
     this.#target = parsePostgresUrl(url)
     this.#options = options
     this.#pool = createPool(this.#target, options)
-    this.#inserts = new PetInsertBatcher(async (text, values) => (await this.#query(text, values)).rows, this.#target.schema ?? '')
+    this.#inserts = new PetInsertBatcher(async (text, values) => (await this.#query<{ id: string }>(text, values)).rows, this.#target.schema ?? '')
   }
 
   /** A transaction holding the pet insert lock of this schema until it commits. */
@@ -121,13 +87,16 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** One statement on a pooled connection; an outage becomes StoreUnavailableError and the connection is dropped. */
-  async #query<Row> (text: string, values: unknown[] = []): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
+  /**
+   * One statement on a pooled connection; an outage becomes StoreUnavailableError and the
+   * connection is dropped. Row is the shape of the rows the statement returns.
+   */
+  async #query<Row extends pg.QueryResultRow = Record<string, never>> (text: string, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
     let name = this.#statementNames.get(text)
     if (!name) this.#statementNames.set(text, (name = `petstore_${this.#statementNames.size}`))
     const client = await this.#connect()
     try {
-      const result = await client.query<Row & pg.QueryResultRow>({ name, text, values })
+      const result = await client.query<Row>({ name, text, values })
       client.release()
       return result
     } catch (error) {
@@ -144,14 +113,14 @@ export class PostgresStore implements Store {
     } catch (error) {
       throw unavailable(this.#target, this.#options, error)
     }
-    const run = (text: string, values: unknown[] = []) => client.query(text, values)
+    const run = <Row extends pg.QueryResultRow = Record<string, never>>(text: string, values: unknown[] = []) => client.query<Row>(text, values)
     try {
       await run('BEGIN')
       // Held until COMMIT: instances starting together apply each migration exactly once.
       await run('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK, this.#target.schema ?? ''])
       if (this.#target.schema) await run(`CREATE SCHEMA IF NOT EXISTS ${this.#target.schema}`)
       await run('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)')
-      const applied = new Set((await run('SELECT version FROM schema_migrations')).rows.map((row) => Number(row.version)))
+      const applied = new Set((await run<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version))
       const names: string[] = []
       for (const migration of loadMigrations('postgres')) {
         if (applied.has(migration.version)) continue
@@ -250,7 +219,7 @@ export class PostgresStore implements Store {
     return Number(rows[0]!.n)
   }
 
-  /** Runs work inside BEGIN … COMMIT on one pooled connection; any error rolls it back. */
+  /** Runs work inside BEGIN … COMMIT on one pooled connection; an error rolls it back. */
   async #transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#connect()
     try {
@@ -283,12 +252,13 @@ export class PostgresStore implements Store {
 
   async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
     return this.#transaction(async (client) => {
-      const { rows: [old] } = await client.query(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
+      const { rows: [old] } = await client.query<KeyRow>(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
         [oldExpiresAt, oldId, now])
       if (!old) return undefined
-      const { rows: [created] } = await client.query(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+      const { rows: [created] } = await client.query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
         [newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null])
-      return { created: keyFromRow(created as KeyRow), old: keyFromRow(old as KeyRow) }
+      if (!created) throw new Error('INSERT … RETURNING returned no row')
+      return { created: keyFromRow(created), old: keyFromRow(old) }
     })
   }
 

@@ -1,4 +1,3 @@
-import type pg from 'pg'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
 
 /**
@@ -34,8 +33,8 @@ SELECT id FROM inserted ORDER BY id`
 // Enough to absorb a burst; a larger batch only holds the lock longer.
 const MAX_BATCH = 256
 
-/** Runs one statement on a pooled connection (see PostgresStore). */
-export type RunStatement = (text: string, values: unknown[]) => Promise<pg.QueryResultRow[]>
+/** Runs one statement that returns ids (int8 as text) on a pooled connection (see PostgresStore). */
+export type RunStatement = (text: string, values: unknown[]) => Promise<Array<{ id: string }>>
 
 interface Pending { pet: NewPet, resolve: (pet: Pet) => void, reject: (error: unknown) => void }
 
@@ -76,6 +75,6 @@ export class PetInsertBatcher {
     const rows = await this.#run(INSERT_MANY, [
       pets.map((p) => p.name), pets.map((p) => p.categoryId.toString()), pets.map((p) => p.status ?? null), PET_INSERT_LOCK, this.#schema
     ])
-    return rows.map((row) => BigInt(row.id as string))
+    return rows.map((row) => BigInt(row.id))
   }
 }

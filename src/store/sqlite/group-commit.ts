@@ -1,8 +1,16 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { StoreUnavailableError } from '../errors.ts'
 
-interface Pending { work: () => unknown, oneStatement: boolean, firstTriedAt: number, resolve: (value: any) => void, reject: (error: unknown) => void }
-type Outcome = { ok: true, value: unknown } | { ok: false, error: unknown }
+/** Answers a write's caller: called once the commit that holds the write is durable. */
+type Answer = () => void
+
+interface Pending {
+  /** Runs the write inside the open transaction and returns how to answer its caller. */
+  write: () => Answer
+  oneStatement: boolean
+  firstTriedAt: number
+  reject: (error: unknown) => void
+}
 
 export interface GroupCommitOptions {
   /**
@@ -24,11 +32,10 @@ const LOCK_RETRY_MS = 5
 /**
  * Group commit for SQLite: writes that arrive in the same turn of the event loop, or while
  * the sync of the previous commit runs, share one transaction, so one sync makes all of them
- * durable. Each caller is answered only after the
- * commit that holds its write is durable. One failing write is rolled back alone and the
- * others still commit: a write of several statements runs in a savepoint of its own; a write
- * of one statement needs none, as SQLite undoes a failed statement by itself and keeps the
- * transaction.
+ * durable. Each caller is answered only after the commit that holds its write is durable.
+ * One failing write is rolled back alone and the others still commit: a write of several
+ * statements runs in a savepoint of its own; a write of one statement needs none, as SQLite
+ * undoes a failed statement by itself and keeps the transaction.
  */
 export class GroupCommit {
   readonly #db: DatabaseSync
@@ -56,7 +63,11 @@ export class GroupCommit {
   /** `oneStatement`: the write is a single SQL statement, so it can skip its savepoint. */
   run<T> (work: () => T, oneStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, oneStatement, firstTriedAt: Number.NaN, resolve, reject })
+      const write = () => {
+        const value = work()
+        return () => resolve(value)
+      }
+      this.#queue.push({ write, oneStatement, firstTriedAt: Number.NaN, reject })
       // While a sync runs, writes wait for it to end and then commit together: they could not
       // be answered before the sync after it anyway, and one commit writes fewer WAL pages
       // than one per turn of the event loop.
@@ -87,30 +98,10 @@ export class GroupCommit {
     const batch = this.#queue
     this.#queue = []
     if (batch.length === 0) return
-    const results: Outcome[] = []
+    const answers: Answer[] = []
     try {
       if (!this.#lock(batch)) return
-      for (const { work, oneStatement } of batch) {
-        if (oneStatement) {
-          try {
-            results.push({ ok: true, value: work() })
-          } catch (error) {
-            // An I/O or memory error can end the transaction itself: then nothing in the batch holds.
-            if (!this.#db.isTransaction) throw error
-            results.push({ ok: false, error })
-          }
-          continue
-        }
-        this.#savepoint.run()
-        try {
-          results.push({ ok: true, value: work() })
-          this.#release.run()
-        } catch (error) {
-          this.#rollbackToSavepoint.run()
-          this.#release.run()
-          results.push({ ok: false, error })
-        }
-      }
+      for (const pending of batch) answers.push(this.#attempt(pending))
       this.#commit.run()
     } catch (error) {
       if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
@@ -119,11 +110,11 @@ export class GroupCommit {
       return
     }
     if (!this.#options.durable) {
-      answer(batch, results)
+      for (const answer of answers) answer()
       return
     }
     const synced = this.#options.durable().then(
-      () => answer(batch, results),
+      () => { for (const answer of answers) answer() },
       (error: unknown) => {
         const failure = new StoreUnavailableError('the SQLite WAL could not be synced to disk', { cause: error })
         for (const pending of batch) pending.reject(failure)
@@ -134,6 +125,32 @@ export class GroupCommit {
       if (this.#queue.length > 0 && !this.#scheduled) this.#flush()
     })
     this.#syncing.add(synced)
+  }
+
+  /**
+   * Runs one write of the batch. A write that fails is undone alone and its caller gets the
+   * error after the commit; an error that ended the whole transaction is thrown on.
+   */
+  #attempt (pending: Pending): Answer {
+    if (pending.oneStatement) {
+      try {
+        return pending.write()
+      } catch (error) {
+        // An I/O or memory error can end the transaction itself: then nothing in the batch holds.
+        if (!this.#db.isTransaction) throw error
+        return () => pending.reject(error)
+      }
+    }
+    this.#savepoint.run()
+    try {
+      const answer = pending.write()
+      this.#release.run()
+      return answer
+    } catch (error) {
+      this.#rollbackToSavepoint.run()
+      this.#release.run()
+      return () => pending.reject(error)
+    }
   }
 
   /**
@@ -163,17 +180,10 @@ export class GroupCommit {
   }
 }
 
-function answer (batch: Pending[], results: Outcome[]) {
-  batch.forEach((pending, i) => {
-    const result = results[i]!
-    if (result.ok) pending.resolve(result.value)
-    else pending.reject(result.error)
-  })
-}
-
 // SQLITE_BUSY (5) and SQLITE_LOCKED (6): another process (the CLI importing, say) holds the
 // write lock past the wait allowed. That is a store outage for the caller, not a bug.
 function isBusy (error: unknown): boolean {
-  const code = (error as { errcode?: unknown } | null)?.errcode
-  return typeof code === 'number' && ((code & 0xff) === 5 || (code & 0xff) === 6)
+  if (!(error instanceof Error) || !('errcode' in error) || typeof error.errcode !== 'number') return false
+  const primary = error.errcode & 0xff
+  return primary === 5 || primary === 6
 }

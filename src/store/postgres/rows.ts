@@ -1,0 +1,40 @@
+import type { Pet, PetStatus } from '../../contract/schemas.ts'
+import type { ApiKeyRecord } from '../types.ts'
+
+/** The pet columns of a PetRow. */
+export const PET_COLUMNS = 'id, name, category_id, status'
+export const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+
+// int8 columns arrive as text (see keepInt8Text in pool.ts) and become bigint here.
+export interface PetRow { id: string, name: string, category_id: string, status: PetStatus | null }
+export interface KeyRow {
+  id: string
+  name: string
+  prefix: string
+  created_at: Date
+  last_used_at: Date | null
+  revoked_at: Date | null
+  expires_at: Date | null
+}
+
+/** The one way a PostgreSQL row becomes a Pet. */
+export function petFromRow (row: PetRow): Pet {
+  const pet: Pet = { id: BigInt(row.id), name: row.name, categoryId: BigInt(row.category_id) }
+  if (row.status !== null) pet.status = row.status
+  return pet
+}
+
+// Timestamps are written as ISO text with milliseconds and read back as the same text.
+const iso = (value: Date | null) => value === null ? null : value.toISOString()
+
+export function keyFromRow (row: KeyRow): ApiKeyRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
+    expiresAt: iso(row.expires_at)
+  }
+}

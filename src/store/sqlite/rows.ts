@@ -1,0 +1,67 @@
+import type { SQLOutputValue } from 'node:sqlite'
+import { PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts'
+import type { ApiKeyRecord } from '../types.ts'
+
+/** A row as node:sqlite types it, whatever the query: each column is checked as it is read. */
+export type Row = Record<string, SQLOutputValue>
+
+/** The pet columns, in the order petFromRow reads them. */
+export const PET_COLUMNS = 'id, name, category_id, status'
+export const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+
+/**
+ * The one way a SQLite row becomes a Pet. Pet statements return their rows as arrays
+ * (setReturnArrays): node:sqlite builds an object property by property, which a page of a
+ * listing pays for on every row. The row's keys are then the positions of PET_COLUMNS, and
+ * its int64 columns are bigints (setReadBigInts).
+ */
+export function petFromRow (row: Row): Pet {
+  const pet: Pet = { id: int64(row[0]), name: text(row[1]), categoryId: int64(row[2]) }
+  const status = row[3]
+  if (status !== null) pet.status = petStatus(status)
+  return pet
+}
+
+/** A row of KEY_COLUMNS, read as an object with bigints. */
+export function keyFromRow (row: Row): ApiKeyRecord {
+  return {
+    id: Number(int64(row.id)),
+    name: text(row.name),
+    prefix: text(row.prefix),
+    createdAt: text(row.created_at),
+    lastUsedAt: textOrNull(row.last_used_at),
+    revokedAt: textOrNull(row.revoked_at),
+    expiresAt: textOrNull(row.expires_at)
+  }
+}
+
+export function int64 (value: SQLOutputValue | undefined): bigint {
+  if (typeof value === 'bigint') return value
+  throw unexpected(value, 'an integer read as bigint')
+}
+
+export function text (value: SQLOutputValue | undefined): string {
+  if (typeof value === 'string') return value
+  throw unexpected(value, 'text')
+}
+
+function textOrNull (value: SQLOutputValue | undefined): string | null {
+  return value === null ? null : text(value)
+}
+
+const STATUSES: ReadonlySet<unknown> = new Set(PET_STATUSES)
+
+function isPetStatus (value: unknown): value is PetStatus {
+  return STATUSES.has(value)
+}
+
+function petStatus (value: SQLOutputValue | undefined): PetStatus {
+  if (isPetStatus(value)) return value
+  throw unexpected(value, 'a pet status')
+}
+
+// A column that does not hold what the schema says: a bug or a database edited by hand.
+function unexpected (value: SQLOutputValue | undefined, expected: string): TypeError {
+  const got = value === undefined ? 'no column' : value === null ? 'NULL' : typeof value === 'string' ? JSON.stringify(value) : typeof value
+  return new TypeError(`SQLite returned ${got} where ${expected} was expected`)
+}
