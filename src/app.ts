@@ -1,3 +1,4 @@
+import cors from '@fastify/cors'
 import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -10,7 +11,7 @@ import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBody } from './http/json-body.ts'
 import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { bearerAuth } from './auth/bearer.ts'
-import { cors } from './http/cors.ts'
+import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { createMetrics, metricsPlugin } from './ops/metrics.ts'
@@ -91,9 +92,10 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   keepRouteTemplates(app)
   requestLogging(app, logDestination)
   await app.register(metricsPlugin, { metrics })
+  // Before lifecycle, whose 503 while closing then still carries the CORS fields.
+  await app.register(cors, corsOptions)
   await app.register(lifecycle)
   await app.register(securityHeaders)
-  await app.register(cors)
   // The first samples of the event loop hold start-up work (compiling schemas), not load.
   let shedFrom = Infinity
   app.addHook('onReady', async () => { shedFrom = now() + STARTUP_GRACE_MS })

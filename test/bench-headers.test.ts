@@ -38,7 +38,7 @@ test('the baseline with the service\'s headers sends, on every kind of answer, e
 
   assert.deepEqual(Object.keys(kinds), ['GET /v1/pets 200', 'GET /v1/pets/:petId 200', 'POST /v1/pets 201', 'GET /v1/pets 401'])
   // What the service promises on each answer is there: a change in what it sends moves the yardstick with it.
-  const everywhere = ['x-request-id', 'ratelimit-policy', 'ratelimit', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'cross-origin-resource-policy', 'cache-control', 'content-security-policy']
+  const everywhere = ['x-request-id', 'ratelimit-policy', 'ratelimit', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'cross-origin-resource-policy', 'cache-control', 'content-security-policy', 'vary']
   assert.deepEqual(Object.keys(kinds['GET /v1/pets 200']!).sort(), [...everywhere, 'link'].sort())
   assert.deepEqual(Object.keys(kinds['GET /v1/pets/:petId 200']!).sort(), [...everywhere, 'deprecation', 'sunset', 'link'].sort())
   assert.deepEqual(Object.keys(kinds['POST /v1/pets 201']!).sort(), [...everywhere, 'location'].sort())

@@ -7,11 +7,22 @@ import { documentedErrors, exchange, listenTestApp, openSocket, readAnswer, slee
  * the 503 while closing) carries the Error body, checked over real HTTP byte by byte.
  */
 
+/** What every JSON answer carries, written on the socket or not. */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+  'cache-control': 'no-store',
+  'content-security-policy': "default-src 'none';frame-ancestors 'none'"
+}
+
 function assertErrorAnswer (answer: RawAnswer, status: number, code: string, message: string, url = '/v1/pets', method = 'GET') {
   assert.deepEqual({ status: answer.status, type: answer.headers['content-type'], body: JSON.parse(answer.body) },
     { status, type: 'application/json; charset=utf-8', body: { code, message, status } })
   assert.deepEqual(documentedErrors(method, url, answer), [])
-  assert.equal(answer.headers['x-content-type-options'], 'nosniff')
+  const security = Object.fromEntries(Object.keys(SECURITY_HEADERS).map((name) => [name, answer.headers[name]]))
+  assert.deepEqual(security, SECURITY_HEADERS)
 }
 
 const post = (key: string, body: string, type = 'application/json') =>
@@ -110,11 +121,12 @@ describe('answers that bypass the error handler still carry the Error body', { t
     const closed = app.close()
     await sleep(100)
     const lateAnswer = readAnswer(late)
-    late.write(`Authorization: Bearer ${key}\r\n\r\n`)
+    late.write(`Authorization: Bearer ${key}\r\nOrigin: https://example.com\r\n\r\n`)
     const refused = await lateAnswer
     const requestId = refused.headers['x-request-id']
     assertErrorAnswer(refused, 503, 'unavailable', `The server is shutting down; retry the request. (request id ${requestId})`)
-    assert.deepEqual([refused.headers.connection, refused.headers['retry-after']], ['close', '1'])
+    // A page on another origin can read it too, and so when to retry.
+    assert.deepEqual([refused.headers.connection, refused.headers['retry-after'], refused.headers['access-control-allow-origin']], ['close', '1', '*'])
     release()
     const completed = await inFlightAnswer
     assertErrorAnswer(completed, 404, 'not_found', 'No pet has id 1.', '/v1/pets/1')

@@ -23,30 +23,54 @@ describe('limits on what one client can make the server do', () => {
       'referrer-policy': 'no-referrer',
       'cross-origin-resource-policy': 'same-origin',
       'cache-control': 'no-store',
-      'content-security-policy': "default-src 'none'; frame-ancestors 'none'"
+      'content-security-policy': "default-src 'none';frame-ancestors 'none'"
     }
     for (const [url, headers] of [['/v1/pets', app.auth], ['/v1/pets', {}], ['/healthz', {}], ['/nowhere', {}]] as const) {
       const res = await app.app.inject({ url, headers })
       const got = Object.fromEntries(Object.keys(expected).map((name) => [name, res.headers[name]]))
       assert.deepEqual(got, expected, url)
     }
+    // Not JSON (the metrics text, the docs page): the same headers but the JSON policy, under which the page's script would not run.
+    for (const url of ['/metrics', '/docs/']) {
+      const res = await app.app.inject({ url })
+      const got = Object.fromEntries(Object.keys(expected).map((name) => [name, res.headers[name]]))
+      assert.deepEqual(got, { ...expected, 'content-security-policy': undefined }, url)
+    }
   })
 
   test('browsers on any origin may call the API: preflights get 204, answers expose their headers', async (t) => {
     const app = await buildTestApp(t)
-    const preflight = await app.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { origin: 'https://example.com', 'access-control-request-method': 'POST' } })
-    assert.equal(preflight.statusCode, 204)
-    assert.deepEqual([preflight.headers['access-control-allow-origin'], preflight.headers['access-control-allow-methods'], preflight.headers['access-control-allow-headers']],
-      ['*', 'GET, HEAD, POST', 'Authorization, Content-Type, Idempotency-Key, X-Request-Id'])
-    const listed = await app.inject({ url: '/v1/pets', headers: { ...app.auth, origin: 'https://example.com' } })
-    assert.equal(listed.headers['access-control-allow-origin'], '*')
-    assert.match(String(listed.headers['access-control-expose-headers']), /^Location, Link, .*RateLimit, RateLimit-Policy, Idempotent-Replayed/)
+    const origin = 'https://example.com'
+    const corsOf = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary'))
+    const preflight = await app.app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } })
+    assert.deepEqual([preflight.statusCode, preflight.body, corsOf(preflight.headers)], [204, '', {
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'GET, HEAD, POST',
+      'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key, X-Request-Id',
+      'access-control-max-age': '600',
+      vary: 'Origin'
+    }])
+    const exposed = {
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': 'Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id',
+      vary: 'Origin'
+    }
+    const listed = await app.inject({ url: '/v1/pets', headers: { ...app.auth, origin } })
+    assert.deepEqual([listed.statusCode, corsOf(listed.headers)], [200, exposed])
+    // Errors too: a page must be able to read WWW-Authenticate or Retry-After.
+    const refused = await app.inject({ url: '/v1/pets', headers: { origin } })
+    assert.deepEqual([refused.statusCode, corsOf(refused.headers)], [401, exposed])
     // A request that names no origin is not a browser's cross-origin call: no CORS fields.
     const direct = await app.inject({ url: '/v1/pets', headers: app.auth })
-    assert.deepEqual([direct.statusCode, direct.headers['access-control-allow-origin'], direct.headers['access-control-expose-headers']], [200, undefined, undefined])
+    assert.deepEqual([direct.statusCode, corsOf(direct.headers)], [200, { vary: 'Origin' }])
     // Without the two preflight headers OPTIONS is an ordinary request: not a method of /pets.
     const plainOptions = await app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: app.auth })
-    assert.equal(plainOptions.statusCode, 405)
+    assert.deepEqual([plainOptions.statusCode, corsOf(plainOptions.headers)], [405, { vary: 'Origin' }])
+    const optionsFromPage = await app.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { ...app.auth, origin } })
+    assert.deepEqual([optionsFromPage.statusCode, corsOf(optionsFromPage.headers)], [405, exposed])
+    // Only the API is open to other origins.
+    const health = await app.inject({ method: 'OPTIONS', url: '/healthz', headers: { origin, 'access-control-request-method': 'GET' } })
+    assert.deepEqual([health.statusCode, corsOf(health.headers)], [405, { vary: 'Origin' }])
   })
 
   test('an overloaded event loop sheds requests with 503 unavailable and Retry-After; liveness still answers', async (t) => {

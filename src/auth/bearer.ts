@@ -42,12 +42,12 @@ export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: numb
   // Each step below is done at once when nothing has to wait (a cached key, counters in
   // memory) and returns a promise only when it must wait for the store or Redis: most
   // requests pass without a promise. A refusal is thrown (429) or sent (401).
-  function reject (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<void> | undefined {
-    const send = () => { reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY) }
+  function reject (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<void> {
+    // Settles once the 401 is written (a reply is thenable): the hook runner goes on when the
+    // hook settles, and only a finished reply stops the handler from running.
+    const send = async () => { await reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY) }
     const counted = limits?.rejected(request, reply)
-    if (counted) return counted.then(send)
-    send()
-    return undefined
+    return counted ? counted.then(send) : send()
   }
 
   function identify (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {

@@ -1,9 +1,13 @@
-import { CORS_EXPOSED_HEADERS } from '../http/cors.ts'
-
 /**
  * The response headers of the three operations, for the OpenAPI document. Each string is
  * bounded and shaped (maxLength and pattern), so that clients and linters know what to expect.
  */
+
+/** The headers a browser lets a page on another origin read (Access-Control-Expose-Headers): all that the API promises. */
+export const CORS_EXPOSED_HEADERS = [
+  'Location', 'Link', 'Deprecation', 'Sunset', 'Retry-After', 'RateLimit', 'RateLimit-Policy',
+  'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'
+]
 
 const rateLimitPolicies = '(default|failed-auth)'
 
@@ -26,7 +30,7 @@ export const corsHeaders = {
   'Access-Control-Allow-Origin': {
     type: 'string',
     enum: ['*'],
-    description: `Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with \`Access-Control-Expose-Headers\`, when the request carries \`Origin\`. Readable headers: ${CORS_EXPOSED_HEADERS.join(', ')}.`
+    description: `Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with \`Access-Control-Expose-Headers\`, when the request carries \`Origin\`, so every answer carries \`Vary: Origin\`. Readable headers: ${CORS_EXPOSED_HEADERS.join(', ')}.`
   }
 }
 

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errorBody, errorHandler } from './errors.ts'
-import { SECURITY_HEADERS } from './security-headers.ts'
+import { ERROR_ANSWER_HEADERS } from './security-headers.ts'
 import type { ErrorCode } from '../contract/schemas.ts'
 
 // Required, not imported: an ESM import of node:http reads every export it has, and its lazy
@@ -22,6 +22,8 @@ const PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: ['payload_too_large', 'The chunk extensions of the body are larger than the limit.']
 }
 const NOT_HTTP: [ErrorCode, string] = ['invalid_request', 'The request is not valid HTTP/1.1.']
+/** The headers the onSend hooks give every JSON answer (security-headers.ts), as lines of a raw answer. */
+const HEADER_LINES = Object.entries(ERROR_ANSWER_HEADERS).map(([name, value]) => `${name}: ${value}`)
 
 /** Written straight to the socket: there is no request object to reply through. */
 export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
@@ -37,8 +39,7 @@ export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoEx
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
       'Content-Type: application/json; charset=utf-8',
       `Content-Length: ${Buffer.byteLength(body)}`,
-      'Cache-Control: no-store',
-      ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
+      ...HEADER_LINES,
       'Connection: close',
       '',
       body
@@ -50,7 +51,7 @@ export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoEx
 /** Errors of the router (undecodable URL, overlong path parameter): a 400 like any bad path. */
 export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   // Sent before routing, so no onSend hook adds these.
-  reply.headers({ ...SECURITY_HEADERS, 'cache-control': 'no-store' })
+  reply.headers(ERROR_ANSWER_HEADERS)
   if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
     return errorHandler(new ApiError('invalid_request', 'The request path is not a valid URL path for this service.'), request, reply)
   }
