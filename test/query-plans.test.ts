@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { SQLITE_HOT_QUERIES } from '../src/store/sqlite/store.ts'
 import { openStore } from '../src/store/index.ts'
-import { seedPets } from '../scripts/bench/seed.ts'
+import { bulkSeedPets } from './bulk-seed.ts'
 
 const EXAMPLE_PARAMS: Record<keyof typeof SQLITE_HOT_QUERIES, unknown[]> = {
   getPet: [5],
@@ -23,7 +23,7 @@ test('every query on the SQLite request path is an index search, never a full sc
   await store.migrate()
   await store.close()
   // Enough rows, analysed, that the planner picks what it would pick in production.
-  await seedPets(url, 5000)
+  await bulkSeedPets(url, 5000)
   const db = new DatabaseSync(join(dir, 'p.db'))
   db.exec('ANALYZE')
   const plans: Record<string, string[]> = {}

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import pg from 'pg'
 import { openStore } from '../../src/store/index.ts'
 import { POSTGRES_HOT_QUERIES } from '../../src/store/postgres/store.ts'
-import { seedPets } from '../../scripts/bench/seed.ts'
+import { bulkSeedPets } from '../bulk-seed.ts'
 import { freshSchema, TEST_DATABASE_URL } from '../pg-schema.ts'
 
 const EXAMPLE_PARAMS: Record<keyof typeof POSTGRES_HOT_QUERIES, unknown[]> = {
@@ -24,7 +24,7 @@ test('every query on the PostgreSQL request path is an index scan, never a seque
   await store.close()
   const inSchema = `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`
   // Enough rows, analysed, that the planner picks what it would pick in production.
-  await seedPets(inSchema, 5000)
+  await bulkSeedPets(inSchema, 5000)
   const client = new pg.Client({ connectionString: inSchema })
   await client.connect()
   t.after(() => client.end())

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { test } from 'node:test'
-import { wrkVersion } from '../scripts/bench/wrk.ts'
+import { fileURLToPath } from 'node:url'
+import { wrkVersion } from '../src/wrk.ts'
+
+/** The commands as the workspace's own scripts run them, wherever the tests were started from. */
+const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url))
+const npmRun = (args: string[]) => spawnSync('npm', ['run', '--silent', ...args], { cwd: BENCH_DIR, encoding: 'utf8', timeout: 180_000 })
 
 test('npm run bench -- --quick --headers runs every scenario against the service, the baseline and the baseline with the service\'s headers, and prints both tables', () => {
-  const run = spawnSync('npm', ['run', '--silent', 'bench', '--', '--quick', '--headers', '--connections', '8'], { encoding: 'utf8', timeout: 180_000 })
+  const run = npmRun(['bench', '--', '--quick', '--headers', '--connections', '8'])
   assert.equal(run.status, 0, run.stderr)
   // Latencies to the hundredth of a millisecond: answers take a fraction of one.
   const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+ \| \d+ \| \d+\.\d\d× \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d× \|/.test(line))
@@ -21,9 +26,9 @@ test('npm run bench -- --quick --headers runs every scenario against the service
 })
 
 test('npm run bench:ab compares a commit with the working tree in alternating pairs and leaves no worktree behind', () => {
-  const worktrees = () => spawnSync('git', ['worktree', 'list'], { encoding: 'utf8' }).stdout
+  const worktrees = () => spawnSync('git', ['worktree', 'list'], { cwd: BENCH_DIR, encoding: 'utf8' }).stdout
   const before = worktrees()
-  const run = spawnSync('npm', ['run', '--silent', 'bench:ab', '--', 'HEAD', '--pairs', '2', '--duration', '1', '--connections', '8', 'list 20', 'create'], { encoding: 'utf8', timeout: 180_000 })
+  const run = npmRun(['bench:ab', '--', 'HEAD', '--pairs', '2', '--duration', '1', '--connections', '8', 'list 20', 'create'])
   assert.equal(run.status, 0, run.stderr)
   const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+\.\d{3} \| \d+\.\d\d \d+\.\d\d \| \d+ \| \d+ \| \d+\.\d\d \| \d+\.\d\d \| \d+ \| \d+ \|$/.test(line))
   assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['list 20', 'create'])
@@ -31,7 +36,7 @@ test('npm run bench:ab compares a commit with the working tree in alternating pa
 })
 
 test('npm run bench:instances -- --store sqlite measures one and two instances on one SQLite file', () => {
-  const run = spawnSync('npm', ['run', '--silent', 'bench:instances', '--', '--store', 'sqlite', '--seconds', '1', '--rounds', '1', '--connections', '8'], { encoding: 'utf8', timeout: 180_000 })
+  const run = npmRun(['bench:instances', '--', '--store', 'sqlite', '--seconds', '1', '--rounds', '1', '--connections', '8'])
   assert.equal(run.status, 0, run.stderr)
   const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| [12] \| \d+ \| \d+\.\d\d× \| \d+\.\d\d \| \d+ % \| \d+ \|$/.test(line))
   assert.deepEqual(rows.map((row) => row.split('|').slice(1, 3).map((cell) => cell.trim()).join(' × ')), [

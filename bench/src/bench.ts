@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util'
-import { loadGeneratorName, median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
-import { answerHeadersOf } from './bench/answer-headers.ts'
-import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './bench/store.ts'
-import { canPin, cpuSecondsOf, pinSelfToCore1, rssMb, START_ENV, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
+import { loadGeneratorName, median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
+import { answerHeadersOf } from './answer-headers.ts'
+import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './store.ts'
+import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, rssMb, serviceScript, START_ENV, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
 /**
  * npm run bench [-- --quick | --scale | --soak] [--headers] [--rounds N] [--duration S] [--connections C]
@@ -46,11 +46,11 @@ async function measure (server: BenchServer, scenario: Scenario, pets: number, k
 async function compare () {
   const pets = Number(flags.pets)
   const prepared = await prepareStore(pets)
-  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
-  const baseline = await startServer('baseline', 'scripts/bench/baseline.ts', { BENCH_PETS: String(pets) }, '/v1/pets?limit=1')
+  const service = await startServer('service', serviceScript(), serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
+  const baseline = await startServer('baseline', BASELINE_SCRIPT, { BENCH_PETS: String(pets) }, '/v1/pets?limit=1')
   // --headers: a third server, the baseline sending the headers the service sends.
   const headered = flags.headers
-    ? await startServer('baseline + headers', 'scripts/bench/baseline.ts', { BENCH_PETS: String(pets), BENCH_ANSWER_HEADERS: JSON.stringify(await answerHeadersOf(service.url, prepared.key)) }, '/v1/pets?limit=1')
+    ? await startServer('baseline + headers', BASELINE_SCRIPT, { BENCH_PETS: String(pets), BENCH_ANSWER_HEADERS: JSON.stringify(await answerHeadersOf(service.url, prepared.key)) }, '/v1/pets?limit=1')
     : undefined
   const servers = headered ? [service, baseline, headered] : [service, baseline]
   const samples = new Map<string, Map<BenchServer, Sample[]>>()
@@ -118,7 +118,7 @@ async function scale () {
   const stores: Prepared[] = []
   const started: BenchServer[] = []
   const start = async (name: string, env: Record<string, string>) => {
-    const server = await startServer(name, 'src/server.ts', env, '/readyz', START_FLAGS)
+    const server = await startServer(name, serviceScript(), env, '/readyz', START_FLAGS)
     started.push(server)
     return server
   }
@@ -179,7 +179,7 @@ async function startupTimes (prepared: Prepared, starts = flags.quick ? 1 : 5): 
   const times: number[] = []
   for (let i = 0; i < starts; i++) {
     // A failed start is cleaned up by the caller, which owns the store.
-    const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
+    const service = await startServer('service', serviceScript(), serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
     times.push(service.startupMs)
     await service.stop()
   }
@@ -190,7 +190,7 @@ async function soak () {
   const size = flags.quick ? 10_000 : 1_000_000
   const minutes = flags.quick ? 0.2 : 5
   const prepared = await prepareStore(size)
-  const service = await startServer('service', 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
+  const service = await startServer('service', serviceScript(), serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS)
   const mix = SCENARIOS.find((s) => s.name === 'mix')!
   await measure(service, mix, size, prepared.key, flags.quick ? 1 : 30)
   const samples: number[] = []

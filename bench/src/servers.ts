@@ -1,13 +1,27 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 /** A server under test, started in its own process (pinned to core 0 where taskset works). */
 export interface BenchServer { name: string, url: string, pid: number, startupMs: number, stop(): Promise<void> }
 
 export const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 
-const START_SCRIPT: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts.start
+/**
+ * The repository's root, found from this file: the benchmark runs from the root (npm run bench)
+ * or from bench/ (its own scripts and tests), and the servers it starts are the same either way.
+ */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/** The service's entry point in a tree of the repository (the working tree, or bench:ab's other commit). */
+export const serviceScript = (root = REPO_ROOT) => join(root, 'src/server.ts')
+
+/** The bare Fastify server the service is measured against. */
+export const BASELINE_SCRIPT = fileURLToPath(new URL('./baseline.ts', import.meta.url))
+
+const START_SCRIPT: string = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start
 
 /** The Node flags of `npm start` (package.json), so the service is measured as operators run it. */
 export const START_FLAGS: string[] = /\bnode ((?:--\S+ )*)src\/server\.ts/.exec(START_SCRIPT)?.[1]?.trim().split(' ').filter(Boolean) ?? []
@@ -60,6 +74,8 @@ export async function startServer (name: string, script: string, env: Record<str
   await fetch(`http://127.0.0.1:${port}/`).catch(() => {})
   const started = performance.now()
   const child = spawn(pin ? 'taskset' : command[0]!, pin ? ['-c', '0', ...command] : command.slice(1), {
+    // From the root, as npm start runs: NODE_COMPILE_CACHE names a folder relative to it.
+    cwd: REPO_ROOT,
     // The same environment as npm start (compile cache, malloc arenas): start-up and memory are
     // measured as operators get them.
     // No drain window on stop: nothing sits in front of a benchmarked server. The rate limits

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runRequests, type Scenario } from './load.ts'
 import { serviceEnv } from './store.ts'
-import { START_FLAGS, startServer } from './servers.ts'
+import { serviceScript, START_FLAGS, startServer } from './servers.ts'
 
 /** Asked only when counting: a timed run has no use for valgrind. */
 export function hasCallgrind (): boolean {
@@ -36,7 +36,7 @@ async function countInstructions (root: string, storePath: string, scenario: Sce
     const store = join(dir, 'petstore.db')
     copyFileSync(storePath, store)
     const valgrind = ['valgrind', '--quiet', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
-    const server = await startServer('callgrind', join(root, 'src/server.ts'), serviceEnv(`sqlite:${store}`), '/readyz', START_FLAGS, valgrind)
+    const server = await startServer('callgrind', serviceScript(root), serviceEnv(`sqlite:${store}`), '/readyz', START_FLAGS, valgrind)
     try {
       await runRequests(server.url, scenario.build(pets, key), { connections: 8, amount })
     } finally {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Latencies } from '../scripts/bench/load.ts'
+import { Latencies } from '../src/load.ts'
 
 test('benchmark latencies: nearest-rank percentiles of every recorded answer, kept to the microsecond', () => {
   const latencies = new Latencies()

@@ -1,12 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { loadGeneratorName, median, runLoad, SCENARIOS, type LoadResult } from './bench/load.ts'
-import { hasCallgrind, instructionsPerRequest } from './bench/instructions.ts'
-import { prepareStore, serviceEnv, type Prepared } from './bench/store.ts'
-import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
+import { loadGeneratorName, median, runLoad, SCENARIOS, type LoadResult } from './load.ts'
+import { hasCallgrind, instructionsPerRequest } from './instructions.ts'
+import { prepareStore, serviceEnv, type Prepared } from './store.ts'
+import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
 /**
  * npm run bench:ab -- REF [--pairs 6] [--duration 5] [--pets 10000] [--connections 32] [SCENARIO …]
@@ -20,7 +20,7 @@ import { pinSelfToCore1, rssMb, START_FLAGS, startServer, type BenchServer } fro
  *
  * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
  * under valgrind's callgrind and the table gives the instructions a request costs
- * (bench/instructions.ts). The ratio B/A repeated within about 1 % on some days and moved by
+ * (instructions.ts). The ratio B/A repeated within about 1 % on some days and moved by
  * 10-20 % on others (callgrind counts V8's background compiler and collector threads too, and
  * what gets compiled when differs between runs): trust a ratio that repeats, and confirm it
  * with timed pairs. It leaves out the kernel's part (socket writes, syncs), which a timed run
@@ -43,7 +43,7 @@ if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
 }
-if (spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).status !== 0) {
+if (spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: REPO_ROOT }).status !== 0) {
   process.stderr.write(`bench:ab: ${ref} is not a commit of this repository\n`)
   process.exit(2)
 }
@@ -62,9 +62,9 @@ const worktree = join(dir, 'a')
 const servers: BenchServer[] = []
 let prepared: Prepared | undefined
 try {
-  execFileSync('git', ['worktree', 'add', '--quiet', '--detach', worktree, ref], { stdio: 'inherit' })
+  execFileSync('git', ['worktree', 'add', '--quiet', '--detach', worktree, ref], { cwd: REPO_ROOT, stdio: 'inherit' })
   // The dependencies of the working tree: a change of dependencies is not what this compares.
-  symlinkSync(resolve('node_modules'), join(worktree, 'node_modules'))
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(worktree, 'node_modules'))
 
   // Always SQLite: each side gets a copy of the same seeded file.
   prepared = await prepareStore(pets)
@@ -76,7 +76,7 @@ try {
   for (const server of servers) await server.stop()
   await prepared?.cleanup()
   // spawnSync: when the worktree was never made, there is nothing to remove and no error to add.
-  spawnSync('git', ['worktree', 'remove', '--force', worktree], { stdio: 'ignore' })
+  spawnSync('git', ['worktree', 'remove', '--force', worktree], { cwd: REPO_ROOT, stdio: 'ignore' })
   rmSync(dir, { recursive: true, force: true })
 }
 
@@ -86,16 +86,16 @@ async function countBoth (worktree: string, storePath: string, key: string) {
   console.log('| scenario | A instructions | B instructions | B/A |')
   console.log('|---|--:|--:|--:|')
   for (const scenario of scenarios) {
-    const [a, b] = await Promise.all([worktree, '.'].map((root) => instructionsPerRequest(root, storePath, scenario, pets, key, requests)))
+    const [a, b] = await Promise.all([worktree, REPO_ROOT].map((root) => instructionsPerRequest(root, storePath, scenario, pets, key, requests)))
     console.log(`| ${scenario.name} | ${a!.toFixed(0)} | ${b!.toFixed(0)} | ${(b! / a!).toFixed(3)} |`)
   }
 }
 
 async function timeBoth (worktree: string, storePath: string, key: string) {
-  for (const [name, root] of [['A', worktree], ['B', '.']] as const) {
+  for (const [name, root] of [['A', worktree], ['B', REPO_ROOT]] as const) {
     const path = join(dir, `${name}.db`)
     copyFileSync(storePath, path)
-    servers.push(await startServer(name, join(root, 'src/server.ts'), serviceEnv(`sqlite:${path}`), '/readyz', START_FLAGS))
+    servers.push(await startServer(name, serviceScript(root), serviceEnv(`sqlite:${path}`), '/readyz', START_FLAGS))
   }
   for (const server of servers) await runLoad(server.url, SCENARIOS[0]!, { pets, key, ...load, duration: 2 })
 

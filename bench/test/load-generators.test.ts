@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test, type TestContext } from 'node:test'
-import { runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from '../scripts/bench/load.ts'
-import { wrkVersion } from '../scripts/bench/wrk.ts'
+import { runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from '../src/load.ts'
+import { wrkVersion } from '../src/wrk.ts'
 
 /**
  * The benchmark's two load generators must send the same requests: each scenario is run by

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { generateApiKey } from '../../src/auth/keys.ts'
 import { openStore } from '../../src/store/index.ts'
-import { seedPets } from './seed.ts'
+import { bulkSeedPets } from '../../test/bulk-seed.ts'
 
 /** A migrated, seeded store with one API key, and how to remove it. */
 export interface Prepared { databaseUrl: string, key: string, cleanup(): Promise<void> }
@@ -24,7 +24,7 @@ export async function prepareStore (pets: number, base?: string): Promise<Prepar
   await store.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix })
   await store.close()
   const seeded = performance.now()
-  await seedPets(databaseUrl, pets)
+  await bulkSeedPets(databaseUrl, pets)
   process.stderr.write(`seeded ${pets} pets in ${(performance.now() - seeded).toFixed(0)} ms (${databaseUrl.split(':')[0]})\n`)
   return {
     databaseUrl,
@@ -48,7 +48,7 @@ function withSchema (url: string, schema: string): string {
 
 /**
  * Production configuration: info logs on; rate limiting on with limits the load cannot reach
- * (set in bench/servers.ts, with load shedding off: the load saturates the server on purpose).
+ * (set in servers.ts, with load shedding off: the load saturates the server on purpose).
  */
 export function serviceEnv (databaseUrl: string): Record<string, string> {
   return { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', NODE_ENV: 'production' }

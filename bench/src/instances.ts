@@ -1,8 +1,8 @@
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
-import { loadGeneratorCpuSeconds, loadGeneratorName, median, runLoad, SCENARIOS, type LoadResult, type Scenario } from './bench/load.ts'
-import { prepareStore, serviceEnv } from './bench/store.ts'
-import { START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
+import { loadGeneratorCpuSeconds, loadGeneratorName, median, runLoad, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
+import { prepareStore, serviceEnv } from './store.ts'
+import { serviceScript, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
 /**
  * Throughput and p99 latency of one vs two instances on one store, for list 20, get by id,
@@ -14,7 +14,7 @@ import { START_FLAGS, startServer, type BenchServer } from './bench/servers.ts'
  *
  * PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
  * Two instances get half the connections each from two load generators (two wrk processes, or
- * two autocannon runs in this process: see loadGenerator in bench/load.ts)
+ * two autocannon runs in this process: see loadGenerator in load.ts)
  * (as a load balancer would split them); their rates add up, and the p99 shown is the worse.
  * Nothing is pinned to a core: instances, store and load generator share the machine's cores,
  * which is what a second instance (or a cluster worker) on the same machine would get.
@@ -60,7 +60,7 @@ async function measure (scenario: Scenario, count: number) {
 try {
   // Both instances run throughout; one instance's figure loads only the first, the other idles.
   // Started as npm start starts the service (its Node flags and environment), not pinned.
-  for (const name of ['instance 1', 'instance 2']) instances.push(await startServer(name, 'src/server.ts', serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS, [], { pinned: false }))
+  for (const name of ['instance 1', 'instance 2']) instances.push(await startServer(name, serviceScript(), serviceEnv(prepared.databaseUrl), '/readyz', START_FLAGS, [], { pinned: false }))
   // Warm-up (JIT, caches, pools) that does not count.
   for (const scenario of MEASURED) await Promise.all(instances.map((instance) => runLoad(instance.url, scenario, { pets: PETS, key: prepared.key, connections: 4, duration: 1 })))
   // One instance and two alternate within each round, so the machine's drift falls on both.

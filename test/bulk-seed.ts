@@ -1,14 +1,16 @@
 import { DatabaseSync } from 'node:sqlite'
 import pg from 'pg'
-import type { NewPet, PetStatus } from '../../src/contract/schemas.ts'
-import { parsePostgresUrl } from '../../src/store/postgres/pool.ts'
+import type { NewPet, PetStatus } from '../src/contract/schemas.ts'
+import { parsePostgresUrl } from '../src/store/postgres/pool.ts'
 
 /**
- * Bulk seeding for benchmarks, straight into the database (not over HTTP, which would take
- * minutes at a million pets). Status mix: 60 % available, 30 % pending, 1 % sold (the rare
- * filter), 9 % none. Pet i is the same on every store and in the baseline.
+ * Many pets straight into the database, not over HTTP (which would take minutes at a million
+ * pets): the query-plan tests need enough rows for the planner, and the benchmark (bench/)
+ * seeds its stores with it. Status mix: 60 % available, 30 % pending, 1 % sold (the rare
+ * filter), 9 % none. Pet i is the same on every store and in the benchmark's baseline, which
+ * builds its pets in memory with seededPet.
  */
-export function seedPet (i: number): NewPet {
+export function seededPet (i: number): NewPet {
   const bucket = i % 100
   const status: PetStatus | undefined = bucket < 60 ? 'available' : bucket < 90 ? 'pending' : bucket === 90 ? 'sold' : undefined
   const pet: NewPet = { name: `pet-${i}`, categoryId: BigInt(i % 50) }
@@ -18,7 +20,8 @@ export function seedPet (i: number): NewPet {
 
 const STATUS_SQL = "CASE WHEN x % 100 < 60 THEN 'available' WHEN x % 100 < 90 THEN 'pending' WHEN x % 100 = 90 THEN 'sold' END"
 
-export async function seedPets (databaseUrl: string, count: number): Promise<void> {
+/** Pets 1..count, as seededPet describes them, into a migrated store at a sqlite: or postgres: URL. */
+export async function bulkSeedPets (databaseUrl: string, count: number): Promise<void> {
   if (databaseUrl.startsWith('sqlite:')) {
     const db = new DatabaseSync(databaseUrl.slice('sqlite:'.length))
     db.exec(`WITH RECURSIVE seq(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM seq WHERE x < ${count})
