@@ -17,7 +17,7 @@ import { lifecycle } from './http/lifecycle.ts'
 import { createMetrics, metricsPlugin } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
 import { openapiRoute } from './ops/openapi.ts'
-import { registerRateLimits } from './auth/rate-limits.ts'
+import { rateLimits } from './auth/rate-limits.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
 import { allowOnly } from './http/method-not-allowed.ts'
@@ -109,7 +109,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })
-  const limits = await registerRateLimits(app, {
+  const limits = rateLimits({
     perKeyPerMinute: config.RATE_LIMIT_PER_MINUTE,
     failedAuthPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
     redis,

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
 import { twoInstances } from './two-instances.ts'
+import { budgetStore, LOCAL_CACHE_ENTRIES } from '../src/auth/rate-limits.ts'
 import { buildTestApp, issueKey, json } from './helpers.ts'
 
 const fields = (res: LightMyRequestResponse) => ({
@@ -51,6 +52,24 @@ describe('rate limit per API key', () => {
     assert.deepEqual(withoutReset(theirs), { status: 200, policy: '"default";q=2;w=60', state: '"default";r=1', retryAfter: undefined })
   })
 
+  test('a budget\'s minute starts with its first request; once it is over the budget starts again, whole', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() })
+    const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '2' } })
+    const list = () => app.inject({ url: '/v1/pets', headers: app.auth })
+    const answers = [await list()]
+    for (const ms of [1_000, 58_999, 1]) {
+      t.mock.timers.tick(ms)
+      answers.push(await list())
+    }
+    const policy = '"default";q=2;w=60'
+    assert.deepEqual(answers.map(fields), [
+      { status: 200, policy, state: '"default";r=1;t=60', retryAfter: undefined },
+      { status: 200, policy, state: '"default";r=0;t=59', retryAfter: undefined },
+      { status: 429, policy, state: '"default";r=0;t=1', retryAfter: '1' },
+      { status: 200, policy, state: '"default";r=1;t=60', retryAfter: undefined }
+    ])
+  })
+
   test('RATE_LIMIT_PER_MINUTE=0 switches the key budget off: no fields, never 429', async (t) => {
     const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '0' } })
     for (let i = 0; i < 30; i++) {
@@ -73,6 +92,23 @@ describe('rate limit of failed authentication per client address', () => {
     assert.equal((await from('10.0.0.2', app.auth.authorization)).statusCode, 200)
   })
 
+  test('an address refused for its failures is let in again once their minute is over', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() })
+    const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
+    const from = (authorization: string) => app.inject({ url: '/v1/pets', headers: { authorization }, remoteAddress: '10.0.0.1' })
+    const answers = [await from('Bearer psk_guess')]
+    for (const ms of [59_999, 1]) {
+      t.mock.timers.tick(ms)
+      answers.push(await from(app.auth.authorization))
+    }
+    const policy = '"failed-auth";q=1;w=60'
+    assert.deepEqual(answers.map(fields), [
+      { status: 401, policy, state: '"failed-auth";r=0;t=60', retryAfter: undefined },
+      { status: 429, policy, state: '"failed-auth";r=0;t=1', retryAfter: '1' },
+      { status: 200, policy: '"default";q=1000;w=60', state: '"default";r=999;t=60', retryAfter: undefined }
+    ])
+  })
+
   test('IPv6 clients count per /64, and an IPv4-mapped address counts as its IPv4 address', async (t) => {
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
     const from = async (remoteAddress: string) => (await app.inject({ url: '/v1/pets', remoteAddress })).statusCode
@@ -90,6 +126,19 @@ describe('rate limit of failed authentication per client address', () => {
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
     for (let i = 0; i < 5; i++) assert.equal((await app.inject({ url: '/v1/pets', headers: app.auth })).statusCode, 200)
     assert.equal((await app.inject({ url: '/v1/pets' })).statusCode, 401)
+  })
+})
+
+describe('rate-limit counters in memory', () => {
+  test(`a budget counts at most ${LOCAL_CACHE_ENTRIES} keys at once: the least recently counted is dropped first, and only that one`, async () => {
+    const store = budgetStore('key', { redisKeyPrefix: 'unused:' })
+    const count = (key: string) => new Promise<number | undefined>((resolve, reject) => {
+      store.incr(key, (error, counted) => { if (error) reject(error); else resolve(counted?.current) }, 60_000, 5)
+    })
+    assert.deepEqual([await count('a'), await count('b'), await count('a')], [1, 1, 2])
+    for (let i = 2; i < LOCAL_CACHE_ENTRIES; i++) await count(`filler-${i}`)
+    await count('c') // one over: b, counted least recently, is dropped
+    assert.deepEqual([await count('a'), await count('b'), await count('filler-3')], [3, 1, 2], 'b starts over; filler-2 made room for it')
   })
 })
 

@@ -1,8 +1,8 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { errorBody } from '../http/errors.ts'
 import { API_KEY_PATTERN, hashApiKey, KEY_LENGTH } from './keys.ts'
 import type { ApiKeyRecord, Store } from '../store/types.ts'
-import { KeyCache } from './key-cache.ts'
+import { keyCache } from './key-cache.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
 declare module 'fastify' {
@@ -33,40 +33,16 @@ export function isUsable (key: ApiKeyRecord, now: number): boolean {
 /**
  * The bearer check that guards every /v1 operation. It runs first (onRequest), so an
  * unauthenticated request never learns whether its body or parameters were right. The key
- * is found by its SHA-256 hash; the message never says whether a key exists.
+ * is found by its SHA-256 hash; the message never says whether a key exists. Over a budget,
+ * the refusal (429) is thrown.
  */
-export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number, limits?: AuthLimits): onRequestHookHandler {
+export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number, limits: AuthLimits): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
-  const keys = new KeyCache(store, keyCacheTtlMs)
+  const keys = keyCache(store, keyCacheTtlMs)
 
-  // Each step below is done at once when nothing has to wait (a cached key, counters in
-  // memory) and returns a promise only when it must wait for the store or Redis: most
-  // requests pass without a promise. A refusal is thrown (429) or sent (401).
-  function reject (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<void> {
-    // Settles once the 401 is written (a reply is thenable): the hook runner goes on when the
-    // hook settles, and only a finished reply stops the handler from running.
-    const send = async () => { await reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY) }
-    const counted = limits?.rejected(request, reply)
-    return counted ? counted.then(send) : send()
-  }
-
-  function identify (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
-    const header = request.headers.authorization?.trim()
-    if (!header) return reject(request, reply, MISSING_KEY)
-    if (!BEARER_WITH_KEY.test(header)) return reject(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
-    const at = now()
-    const found = keys.find(hashApiKey(header.slice(-KEY_LENGTH)), at)
-    return found instanceof Promise ? found.then((key) => admitKey(request, reply, key, at)) : admitKey(request, reply, found, at)
-  }
-
-  function admitKey (request: FastifyRequest, reply: FastifyReply, key: ApiKeyRecord | undefined, at: number): Promise<void> | undefined {
-    if (!key || !isUsable(key, at)) return reject(request, reply, INVALID_KEY)
-    request.apiKeyId = key.id
-    const counted = limits?.accepted(request, reply)
-    if (counted) return counted.then(() => touch(request, key.id, at))
-    touch(request, key.id, at)
-    return undefined
+  async function refuse (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<FastifyReply> {
+    await limits.countFailure(request, reply)
+    return reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY)
   }
 
   function touch (request: FastifyRequest, keyId: number, at: number) {
@@ -77,12 +53,19 @@ export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: numb
     })
   }
 
-  // Fastify's hook runner takes either form: a returned promise continues the request when it
-  // settles; otherwise done() does. A thrown refusal reaches the error handler in both.
-  return function authenticate (request, reply, done) {
-    const admitted = limits?.admit(request, reply)
-    const verdict = admitted ? admitted.then(() => identify(request, reply)) : identify(request, reply)
-    if (verdict) return verdict
-    done()
+  return async function authenticate (request, reply) {
+    if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
+    // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
+    const header = request.headers.authorization?.trim()
+    if (!header) return await refuse(request, reply, MISSING_KEY)
+    if (!BEARER_WITH_KEY.test(header)) return await refuse(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
+    const at = now()
+    const hash = hashApiKey(header.slice(-KEY_LENGTH))
+    // Most requests find their key in memory and wait for nothing.
+    const key = keys.cached(hash, at) ?? await keys.lookUp(hash, at)
+    if (!key || !isUsable(key, at)) return await refuse(request, reply, INVALID_KEY)
+    request.apiKeyId = key.id
+    if (limits.countsKeys) await limits.countKey(request, reply)
+    touch(request, key.id, at)
   }
 }

@@ -1,88 +1,86 @@
+import { LRUCache } from 'lru-cache'
 import type { ApiKeyRecord, Store } from '../store/types.ts'
 
-interface Entry { key: ApiKeyRecord, at: number, version: number | undefined }
-/** A lookup in flight: what it will find is as fresh as `at` (when it was sent), under `version`. */
-interface Lookup { found: Promise<ApiKeyRecord | undefined>, at: number, version: number | undefined }
+/** What a lookup found (undefined: no such key), and the time of the request that sent it. */
+interface Found { key: ApiKeyRecord | undefined, sentAt: number }
 
-// Enough for every key a deployment has; past it the cache starts over rather than grow.
-const MAX_ENTRIES = 10_000
+/** Keys looked up, kept in memory so that most requests need no store round trip. */
+export interface KeyCache {
+  /** The key when memory holds it and it may still be trusted at `at`; never waits. */
+  cached(hash: string, at: number): ApiKeyRecord | undefined
+  /** The key as the store has it (undefined: no such key); requests that wait for one key share a lookup. */
+  lookUp(hash: string, at: number): Promise<ApiKeyRecord | undefined>
+}
+
+// Enough for every key a deployment has; past it the least recently used is dropped.
+export const KEY_CACHE_ENTRIES = 10_000
 
 /**
- * Keeps looked-up keys in memory so the hot path needs no store round trip. Exact where the
- * store can say that keys changed (SQLite's key change counter: a revocation from the CLI is seen on
- * the next request); elsewhere an entry is trusted for at most ttlMs, the documented bound on
- * how long a revoked key keeps working on another instance.
+ * Exact where the store can say that keys changed (SQLite's key version: a revocation from the
+ * CLI is seen on the next request). Elsewhere an entry is trusted for less than ttlMs from when
+ * the lookup that made it was sent, the documented bound on how long a revoked key keeps
+ * working on another instance, and not at all once the clock reads earlier than that. (Hence
+ * no lru-cache ttl: it counts from when the answer came and trusts an entry from the future.)
  *
- * With a time bound, a key in use is looked up again once its entry is past half its life,
- * in the background, while requests go on being answered from the entry: under steady use no
+ * Under that bound a key in use is looked up again once its entry is past half its life, in
+ * the background, while requests go on being answered from the entry: under steady use no
  * request waits for the store. (When every request waited at expiry, two instances sharing
  * 2 cores with PostgreSQL stalled for hundreds of milliseconds once a second, waiting for a
- * backend that got no CPU.) Requests that must wait share one lookup per key, not one each.
- * The bound holds: an entry's age counts from when the lookup that made it was sent.
+ * backend that got no CPU.) Requests that wait share one lookup per key: lru-cache's fetch.
+ * Keys the store does not know are not kept: guesses would push real keys out.
  */
-export class KeyCache {
-  readonly #entries = new Map<string, Entry>()
-  readonly #lookups = new Map<string, Lookup>()
-  readonly #store: Store
-  readonly #ttlMs: number
-  #version: number | undefined
-  #versionReadAt = Number.NaN
+export function keyCache (store: Store, ttlMs: number): KeyCache {
+  const versioned = store.keyVersion !== undefined
+  const cache = new LRUCache<string, Found, number>({
+    max: KEY_CACHE_ENTRIES,
+    // The context is the time of the request that sends the lookup.
+    fetchMethod: async (hash, _stale, { context }) => ({ key: await store.findApiKeyByHash(hash), sentAt: context }),
+    // A failed refresh leaves the entry as it was, trusted up to its own bound.
+    noDeleteOnFetchRejection: true,
+    // A lookup whose entry goes meanwhile (emptied for a new key version, or pushed out) still
+    // answers the requests waiting for it, and leaves nothing behind.
+    ignoreFetchAbort: true
+  })
 
-  constructor (store: Store, ttlMs: number) {
-    this.#store = store
-    this.#ttlMs = ttlMs
-  }
-
-  /** The key on a hit, at once; a promise of it when the store has to be asked. */
-  find (hash: string, now: number): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
-    const version = this.#currentVersion(now)
-    const entry = this.#entries.get(hash)
-    if (entry) {
-      if (version !== undefined) {
-        if (entry.version === version) return entry.key
-      } else if (this.#withinBound(now, entry.at)) {
-        // A failed refresh changes nothing: the entry runs out, and the next request asks.
-        if (now - entry.at >= this.#ttlMs / 2) this.#lookUp(hash, now, version).catch(() => {})
-        return entry.key
-      }
-    }
-    return this.#lookUp(hash, now, version)
-  }
-
-  /** One lookup per key at a time, shared while what it finds is within the bound for `now`. */
-  #lookUp (hash: string, now: number, version: number | undefined): Promise<ApiKeyRecord | undefined> {
-    const inFlight = this.#lookups.get(hash)
-    if (inFlight && inFlight.version === version && (version !== undefined || this.#withinBound(now, inFlight.at))) return inFlight.found
-    const found = this.#store.findApiKeyByHash(hash).then((key) => {
-      // A lookup sent later has already left an entry: it is the newer one, and stays. (If that
-      // lookup found no key, this one may put its record back: trusted only within its own bound.)
-      if ((this.#entries.get(hash)?.at ?? -Infinity) > now) return key
-      if (!key) {
-        this.#entries.delete(hash)
-        return undefined
-      }
-      if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
-      this.#entries.set(hash, { key, at: now, version })
-      return key
-    })
-    const lookup = { found, at: now, version }
-    this.#lookups.set(hash, lookup)
-    const settled = () => { if (this.#lookups.get(hash) === lookup) this.#lookups.delete(hash) }
-    found.then(settled, settled)
-    return found
-  }
-
-  /** Whether what a lookup sent at `at` found may still be trusted at `now`: never when the clock went back. */
-  #withinBound (now: number, at: number): boolean {
-    return now >= at && now - at < this.#ttlMs
-  }
-
+  let version: number | undefined
+  let versionReadAt = Number.NaN
   /** Read at most once per millisecond: a revocation is seen within 1 ms, at a fraction of the cost. */
-  #currentVersion (now: number): number | undefined {
-    if (now !== this.#versionReadAt) {
-      this.#version = this.#store.keyVersion?.()
-      this.#versionReadAt = now
+  function followVersion (at: number) {
+    if (at === versionReadAt) return
+    versionReadAt = at
+    const current = store.keyVersion?.()
+    if (current === version) return
+    version = current
+    // Every entry, and every lookup out, may predate the change.
+    cache.clear()
+  }
+
+  /** Whether what a lookup sent at `sentAt` found may be trusted at `at`: never when the clock went back. */
+  const withinBound = (at: number, sentAt: number) => at >= sentAt && at - sentAt < ttlMs
+
+  return {
+    cached (hash, at) {
+      if (versioned) followVersion(at)
+      const found = cache.get(hash)
+      if (found === undefined || versioned) return found?.key
+      if (!withinBound(at, found.sentAt)) return undefined
+      if (at - found.sentAt >= ttlMs / 2) {
+        // Nothing waits for it: with allowStale it answers with this entry, and when it fails
+        // the entry stays as it was (noDeleteOnFetchRejection).
+        cache.fetch(hash, { forceRefresh: true, allowStale: true, context: at }).catch(() => {})
+      }
+      return found.key
+    },
+
+    async lookUp (hash, at) {
+      if (versioned) followVersion(at)
+      else if (ttlMs === 0) return await store.findApiKeyByHash(hash)
+      let found = await cache.forceFetch(hash, { forceRefresh: true, context: at })
+      // The lookup this request shared was sent too long before it (or, the clock having gone
+      // back, after it): it asks again, and whatever is sent from now on is fresh enough for it.
+      if (!versioned && !withinBound(at, found.sentAt)) found = await cache.forceFetch(hash, { forceRefresh: true, context: at })
+      if (found.key === undefined) cache.delete(hash)
+      return found.key
     }
-    return this.#version
   }
 }
