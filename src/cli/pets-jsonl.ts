@@ -49,24 +49,29 @@ export async function importPets (store: Store, input: Readable, options: Import
     batches++
     batch = []
     committedThrough = lineNumber
+    // Once a transaction, not once a line: the bar shows committed pets, and the loop over lines
+    // stays free of the bar's bookkeeping.
+    progress.update(bytes, imported)
   }
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    lineNumber++
-    bytes += Buffer.byteLength(line) + 1
-    if (lineNumber < startLine || line.trim() === '') continue
-    const pet = readPet(line)
-    if (typeof pet === 'string') {
-      const kept = imported === 0
-        ? 'Nothing was imported.'
-        : `${imported} pets from lines ${startLine}–${committedThrough} were imported; nothing after line ${committedThrough}.`
-      throw new ImportLineError(`line ${lineNumber}: ${pet}. ${kept} Fix line ${lineNumber}, then run again with --start-line ${committedThrough + 1}.`)
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      lineNumber++
+      bytes += Buffer.byteLength(line) + 1
+      if (lineNumber < startLine || line.trim() === '') continue
+      const pet = readPet(line)
+      if (typeof pet === 'string') {
+        const kept = imported === 0
+          ? 'Nothing was imported.'
+          : `${imported} pets from lines ${startLine}–${committedThrough} were imported; nothing after line ${committedThrough}.`
+        throw new ImportLineError(`line ${lineNumber}: ${pet}. ${kept} Fix line ${lineNumber}, then run again with --start-line ${committedThrough + 1}.`)
+      }
+      batch.push(pet)
+      if (batch.length >= batchSize) await flush()
     }
-    batch.push(pet)
-    if (batch.length >= batchSize) await flush()
-    progress.update(bytes, imported + batch.length)
+    await flush()
+  } finally {
+    progress.finish()
   }
-  await flush()
-  progress.finish()
   return { imported, lines: lineNumber, batches }
 }
 
@@ -82,16 +87,19 @@ const EXPORT_PAGE = 1000
 export async function exportPets (store: Store, output: Writable, options: { status?: PetStatus, progress: Progress }): Promise<number> {
   let exported = 0
   let afterId: bigint | undefined
-  for (;;) {
-    const pets = await store.listPets({ limit: EXPORT_PAGE, status: options.status, afterId })
-    for (const pet of pets) {
-      if (!output.write(petLine(pet))) await once(output, 'drain')
-      exported++
+  try {
+    for (;;) {
+      const pets = await store.listPets({ limit: EXPORT_PAGE, status: options.status, afterId })
+      for (const pet of pets) {
+        if (!output.write(petLine(pet))) await once(output, 'drain')
+        exported++
+      }
+      options.progress.update(exported, exported)
+      if (pets.length < EXPORT_PAGE) break
+      afterId = pets.at(-1)!.id
     }
-    options.progress.update(exported, exported)
-    if (pets.length < EXPORT_PAGE) break
-    afterId = pets.at(-1)!.id
+  } finally {
+    options.progress.finish()
   }
-  options.progress.finish()
   return exported
 }
