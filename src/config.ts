@@ -1,86 +1,93 @@
-import { Ajv } from 'ajv'
+import { Ajv, type ErrorObject } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { XStatic } from 'typebox/schema'
+import { envSchema } from 'env-schema'
+import { Type, type Static } from 'typebox'
 
 /** Every setting the service reads, with its default. Only the entry points read process.env. */
-export const ConfigSchema = {
-  type: 'object',
-  required: ['PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_CONNECT_TIMEOUT_MS', 'REDIS_TIMEOUT_MS', 'LOG_LEVEL', 'DEPRECATION_DATE', 'SUNSET_DATE', 'SHUTDOWN_TIMEOUT_MS', 'KEY_CACHE_TTL_MS', 'ANSWER_CACHE_ENTRIES', 'SHUTDOWN_DRAIN_MS', 'REDIS_KEY_PREFIX', 'IDEMPOTENCY_TTL_HOURS', 'RATE_LIMIT_PER_MINUTE', 'FAILED_AUTH_LIMIT_PER_MINUTE', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'CONNECTIONS_CHECK_INTERVAL_MS', 'MAX_CONNECTIONS', 'MAX_EVENT_LOOP_DELAY_MS'],
-  properties: {
-    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
-    HOST: { type: 'string', pattern: '^\\S+$', default: '127.0.0.1' },
-    DATABASE_URL: { type: 'string', minLength: 1, default: 'sqlite:./data/petstore.db' },
-    DATABASE_POOL_MAX: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
-    DATABASE_STATEMENT_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 5000 },
-    DATABASE_CONNECT_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 2000 },
-    REDIS_URL: { type: 'string', minLength: 1 },
-    REDIS_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 2000 },
-    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s?#]+/v1/*$' },
-    LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
-    DEPRECATION_DATE: { type: 'string', format: 'date-time', default: '2026-01-01T00:00:00Z' },
-    SUNSET_DATE: { type: 'string', format: 'date-time', default: '2030-12-05T00:00:00Z' },
-    SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 0, default: 10000 },
-    KEY_CACHE_TTL_MS: { type: 'integer', minimum: 0, default: 1000 },
-    ANSWER_CACHE_ENTRIES: { type: 'integer', minimum: 0, default: 10000 },
-    SHUTDOWN_DRAIN_MS: { type: 'integer', minimum: 0, default: 5000 },
-    REDIS_KEY_PREFIX: { type: 'string', minLength: 1, maxLength: 100, default: 'petstore:' },
-    TRUST_PROXY: { type: 'string', minLength: 1 },
-    IDEMPOTENCY_TTL_HOURS: { type: 'integer', minimum: 1, maximum: 720, default: 24 },
-    RATE_LIMIT_PER_MINUTE: { type: 'integer', minimum: 0, default: 1000 },
-    FAILED_AUTH_LIMIT_PER_MINUTE: { type: 'integer', minimum: 1, default: 60 },
-    REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 10000 },
-    HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 5000 },
-    KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 5000 },
-    CONNECTIONS_CHECK_INTERVAL_MS: { type: 'integer', minimum: 10, default: 1000 },
-    MAX_CONNECTIONS: { type: 'integer', minimum: 1, default: 1024 },
-    MAX_EVENT_LOOP_DELAY_MS: { type: 'integer', minimum: 0, default: 1000 }
-  }
-} as const
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ pattern: '^\\S+$', default: '127.0.0.1' }),
+  DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/petstore.db' }),
+  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 2000 }),
+  REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 2000 }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+/v1/*$' })),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  DEPRECATION_DATE: Type.String({ format: 'date-time', default: '2026-01-01T00:00:00Z' }),
+  SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 }),
+  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  ANSWER_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 }),
+  SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
+  REDIS_KEY_PREFIX: Type.String({ minLength: 1, maxLength: 100, default: 'petstore:' }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
+  RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 1000 }),
+  FAILED_AUTH_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, default: 60 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  CONNECTIONS_CHECK_INTERVAL_MS: Type.Integer({ minimum: 10, default: 1000 }),
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1024 }),
+  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 })
+}, { additionalProperties: false })
 
-export type Config = XStatic<typeof ConfigSchema>
+export type Config = Static<typeof ConfigSchema>
 
 export class ConfigError extends Error {}
 
-const INTEGER_TEXT = /^(0|[1-9]\d*)$/
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
-// ajv rather than TypeBox's Value module: the service already loads ajv, and Value alone adds
-// a noticeable share of start-up time. validateSchema off: checking a schema against the
-// JSON Schema meta-schema compiles that meta-schema first, a tenth of start-up; the schemas are
-// fixed and test/schemas.test.ts checks them.
-const validateConfig = addFormats(new Ajv({ useDefaults: true, allErrors: false, strict: false, validateSchema: false })).compile(ConfigSchema)
+// ajv's coercion takes " 80", "1e3", "0x50" and "-1" for numbers; a setting is digits or an error.
+const WHOLE_NUMBER = /^(0|[1-9]\d*)$/
+const INTEGER_NAMES = new Set(Object.entries(ConfigSchema.properties).flatMap(([name, schema]) => 'type' in schema && schema.type === 'integer' ? [name] : []))
+// One ajv for the process, so the schema is compiled once (env-schema's default builds a new one
+// per call). Its options are env-schema's: defaults, coercion of digits, unknown variables dropped.
+// validateSchema off: checking a schema against the meta-schema compiles that meta-schema first;
+// the schema is fixed and test/schemas.test.ts checks it.
+const ajv = addFormatsModule.default(new Ajv({ useDefaults: true, coerceTypes: true, removeAdditional: true, validateSchema: false }))
 
 /**
  * Parses the environment once. Fails with a one-line message that names the variable,
  * because that line is all an operator sees when a deploy does not start.
  */
 export function loadConfig (env: Record<string, string | undefined>): Config {
-  const raw: Record<string, unknown> = {}
-  for (const [name, schema] of Object.entries(ConfigSchema.properties)) {
-    const text = env[name]
-    if (text === undefined || text === '') continue
-    const isInteger = (schema as { type?: string }).type === 'integer'
-    if (isInteger && !INTEGER_TEXT.test(text)) {
-      throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(text)}`)
-    }
-    raw[name] = isInteger ? Number(text) : text
+  const set: Record<string, string> = {}
+  for (const [name, text] of Object.entries(env)) {
+    // An empty variable is unset: `PORT=` in a compose file means "the default".
+    if (text === undefined || text === '' || !Object.hasOwn(ConfigSchema.properties, name)) continue
+    if (INTEGER_NAMES.has(name) && !WHOLE_NUMBER.test(text)) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(text)}`)
+    set[name] = text
   }
-  const config = raw
-  const error = validateConfig(config) ? undefined : validateConfig.errors?.[0]
-  if (error) {
-    const name = error.instancePath.replace(/^\//, '')
-    throw new ConfigError(`${name} is invalid: ${error.message ?? 'bad value'} (got ${JSON.stringify(config[name])})`)
-  }
+  const config = parse(set)
   checkOrder(config, 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'must not exceed')
   // No drain at all needs no time; a drain needs time left for the requests in flight.
   if (config.SHUTDOWN_DRAIN_MS !== 0) checkOrder(config, 'SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS', 'must be less than')
-  if (typeof config.PUBLIC_URL === 'string') config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
-  return config as Config
+  if (config.PUBLIC_URL !== undefined) config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
+  return config
 }
 
+/** env-schema applies the defaults and turns digits into numbers; its first error is reworded to name the variable. */
+function parse (set: Record<string, string>): Config {
+  try {
+    // env: false: the caller hands in the environment (tests pass literals); no .env file is read.
+    return envSchema<Config>({ schema: ConfigSchema, data: set, env: false, ajv })
+  } catch (error) {
+    const first = (error as { errors?: ErrorObject[] }).errors?.[0]
+    if (!first) throw error
+    const name = first.instancePath.slice(1)
+    const text = set[name]
+    const got = text !== undefined && INTEGER_NAMES.has(name) ? Number(text) : text
+    throw new ConfigError(`${name} is invalid: ${first.message ?? 'bad value'} (got ${JSON.stringify(got)})`)
+  }
+}
+
+type Timeout = 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS' | 'SHUTDOWN_TIMEOUT_MS'
+
 /** Settings that only make sense in order: Node refuses a header timeout above the request timeout. */
-function checkOrder (config: Record<string, unknown>, smaller: string, larger: string, relation: 'must not exceed' | 'must be less than') {
-  const a = config[smaller] as number
-  const b = config[larger] as number
+function checkOrder (config: Config, smaller: Timeout, larger: Timeout, relation: 'must not exceed' | 'must be less than') {
+  const a = config[smaller]
+  const b = config[larger]
   if (relation === 'must not exceed' ? a > b : a >= b) {
     throw new ConfigError(`${smaller} ${relation} ${larger} (got ${a} and ${b})`)
   }

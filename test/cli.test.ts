@@ -103,7 +103,11 @@ describe('petstore with bad arguments', () => {
     { args: ['keys', 'create'], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage('keys create --name NAME [--json]') },
     { args: ['keys', 'create', '--name', '  '], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage('keys create --name NAME [--json]') },
     { args: ['keys', 'create', '--name', 'bot', 'extra'], code: 2, stderr: 'petstore keys create: unexpected argument "extra"\n' + usage('keys create --name NAME [--json]') },
-    { args: ['keys', 'create', '--nmae', 'bot'], code: 2, stderr: /^petstore keys create: Unknown option '--nmae'/ },
+    { args: ['keys', 'create', '--nmae', 'bot'], code: 2, stderr: 'petstore keys create: Unknown option \'--nmae\' (did you mean --name?)\n' + usage('keys create --name NAME [--json]') },
+    { args: ['keys', 'create', '--name'], code: 2, stderr: 'petstore keys create: Option \'--name <NAME>\' argument missing\n' + usage('keys create --name NAME [--json]') },
+    { args: ['keys', 'revoke', '1', '2'], code: 2, stderr: 'petstore keys revoke: unexpected argument "2"\n' + usage('keys revoke ID [--json]') },
+    { args: ['keys'], code: 2, stderr: /^Usage: npm run --silent petstore -- keys <command> \[options\]\n[^]*\n {2}keys revoke ID \[--json\]\n/ },
+    { args: ['keys', 'feed'], code: 2, stderr: /^petstore: unknown command "keys feed"\nUsage: npm run --silent petstore -- keys <command> \[options\]\n/ },
     { args: ['keys', 'list', 'all'], code: 2, stderr: 'petstore keys list: unexpected argument "all"\n' + usage('keys list [--json]') },
     { args: ['keys', 'revoke'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got ""\n' + usage('keys revoke ID [--json]') },
     { args: ['keys', 'revoke', 'abc'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got "abc"\n' + usage('keys revoke ID [--json]') },
@@ -128,6 +132,12 @@ describe('petstore with bad arguments', () => {
         assert.equal(run.stdout, '')
       })
     }
+  })
+
+  test('--help after a command prints its usage, summary and options on stdout and exits 0', async (t) => {
+    const run = await runCli(['keys', 'create', '--help'], { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}` })
+    assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' })
+    assert.match(run.stdout, /^Usage: npm run --silent petstore -- keys create --name NAME \[--json\]\n\nIssue an API key\. .*\n\nOptions:\n {2}--name <NAME>\n {6}what the key is for, 1 to 100 characters\n/)
   })
 
   test('with no arguments prints the help on stdout and exits 2', async (t) => {

@@ -1,97 +1,72 @@
-import { createInterface } from 'node:readline'
-import type { Readable, Writable } from 'node:stream'
-import { once } from 'node:events'
-import { ApiError } from '../http/errors.ts'
-import { parseJsonBody } from '../http/json-body.ts'
-import type { Progress } from './progress.ts'
-import type { NewPet, Pet, PetStatus } from '../contract/schemas.ts'
-import type { Store } from '../store/types.ts'
-import { createValidatorCompiler } from '../http/validation.ts'
+import { createReadStream, statSync } from 'node:fs'
+import { Command } from 'commander'
+import { PET_STATUSES, type PetStatus } from '../contract/schemas.ts'
+import { count, Failure, note, print, UsageError } from './output.ts'
+import { exportPets, importPets } from './pets-jsonl.ts'
+import { createProgress } from './progress.ts'
+import type { CommandStore } from './store.ts'
 
-/**
- * Bulk import and export of pets as JSON Lines: one pet per line, int64 fields exact.
- * Import reads each line with the same rules as createPet (a line's `id` is ignored: the store
- * assigns ids), and writes each batch in one transaction.
- */
+/** pets import and pets export: all pets in or out as JSON Lines, with a progress bar on a terminal. */
 
-export interface ImportOptions { batchSize: number, startLine: number, progress: Progress }
-export interface ImportSummary { imported: number, lines: number, batches: number }
+interface ImportCommandOptions { batchSize?: string, startLine?: string, json?: boolean }
 
-/** A line that is not a valid pet. Batches before it stay written; the message says how to resume. */
-export class ImportLineError extends Error {}
-
-const validatePet = createValidatorCompiler()({ schema: { $ref: 'NewPet' } as object, httpPart: 'body', method: 'POST', url: '/v1/pets' }) as
-  (data: unknown) => { value: NewPet } | { error: ApiError }
-
-function readPet (text: string): NewPet | string {
-  try {
-    const result = validatePet(parseJsonBody(text))
-    if ('value' in result) return result.value
-    const { details, message } = result.error
-    return details?.map((d) => `${d.field.replace(/^body\.?/, '') || 'the line'} ${d.message}`).join('; ') ?? message
-  } catch (error) {
-    if (error instanceof ApiError) return error.message.replace(/^The request body/, 'the line')
-    throw error
-  }
+export function petsCommand (store: CommandStore): Command {
+  const pets = new Command('pets').description('Import and export pets as JSON Lines.').usage('<command> [options]')
+  pets.command('import')
+    .description('Add the pets of a JSON Lines file (- for stdin), checked like createPet, N per transaction (default 500). A bad line stops the import: batches before it stay, nothing of its batch is written.')
+    .usage('FILE.jsonl [--batch-size N] [--start-line N] [--json]')
+    .argument('[file]')
+    .option('--batch-size <N>', 'pets per transaction, 1 to 10000 (default 500)')
+    .option('--start-line <N>', 'the first line to read, to resume an import a bad line stopped (default 1)')
+    .option('--json', 'print the summary as JSON')
+    .action(async (file: string | undefined, options: ImportCommandOptions) => importFile(store, file, options))
+  pets.command('export')
+    .description('Write every pet (with that status) to stdout as JSON Lines, in id order, int64 exact. The summary goes to stderr.')
+    .usage('[--status STATUS]')
+    .option('--status <STATUS>', `only the pets with this status: ${PET_STATUSES.join(', ')}`)
+    .action(async (options: { status?: string }) => {
+      const status = petStatus(options.status)
+      const s = await store.openExisting()
+      const total = status === undefined ? await s.countPets() : undefined
+      const exported = await exportPets(s, process.stdout, { status, progress: createProgress(process.stderr, total, 'pets') })
+      note(`exported ${count(exported, 'pet')}`)
+    })
+  return pets
 }
 
-export async function importPets (store: Store, input: Readable, options: ImportOptions): Promise<ImportSummary> {
-  const { batchSize, startLine, progress } = options
-  let batch: NewPet[] = []
-  let lineNumber = 0
-  let bytes = 0
-  let imported = 0
-  let batches = 0
-  let committedThrough = startLine - 1
-  const flush = async () => {
-    if (batch.length === 0) return
-    imported += await store.insertPets(batch)
-    batches++
-    batch = []
-    committedThrough = lineNumber
-  }
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    lineNumber++
-    bytes += Buffer.byteLength(line) + 1
-    if (lineNumber < startLine || line.trim() === '') continue
-    const pet = readPet(line)
-    if (typeof pet === 'string') {
-      const kept = imported === 0
-        ? 'Nothing was imported.'
-        : `${imported} pets from lines ${startLine}–${committedThrough} were imported; nothing after line ${committedThrough}.`
-      throw new ImportLineError(`line ${lineNumber}: ${pet}. ${kept} Fix line ${lineNumber}, then run again with --start-line ${committedThrough + 1}.`)
+async function importFile (store: CommandStore, file: string | undefined, options: ImportCommandOptions): Promise<void> {
+  if (file === undefined) throw new UsageError('expected the file to import (FILE.jsonl, or - for stdin)')
+  const batchSize = positiveInteger(options.batchSize, '--batch-size', 500, 10_000)
+  const startLine = positiveInteger(options.startLine, '--start-line', 1, Number.MAX_SAFE_INTEGER)
+  // The file's size is the bar's total; stdin has none, and the bar counts instead.
+  let size: number | undefined
+  if (file !== '-') {
+    try {
+      size = statSync(file).size
+    } catch (error) {
+      throw new Failure(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
     }
-    batch.push(pet)
-    if (batch.length >= batchSize) await flush()
-    progress.update(bytes, imported + batch.length)
   }
-  await flush()
-  progress.finish()
-  return { imported, lines: lineNumber, batches }
+  const s = await store.open()
+  await s.migrate()
+  const started = performance.now()
+  const input = file === '-' ? process.stdin : createReadStream(file)
+  const summary = await importPets(s, input, { batchSize, startLine, progress: createProgress(process.stderr, size, 'pets') })
+  const seconds = ((performance.now() - started) / 1000).toFixed(2)
+  print(options.json
+    ? JSON.stringify(summary)
+    : `imported ${count(summary.imported, 'pet')} from ${count(summary.lines, 'line')} in ${count(summary.batches, 'transaction')} (${seconds} s)`)
 }
 
-/** One pet as a JSON line; ids are written as exact integer literals. */
-export function petLine (pet: Pet): string {
-  const status = pet.status === undefined ? '' : `,"status":${JSON.stringify(pet.status)}`
-  return `{"id":${pet.id},"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId}${status}}\n`
+function positiveInteger (text: string | undefined, option: string, fallback: number, max: number): number {
+  if (text === undefined) return fallback
+  if (!/^[1-9]\d*$/.test(text) || Number(text) > max) throw new UsageError(`${option} needs a whole number from 1 to ${max}; got ${JSON.stringify(text)}`)
+  return Number(text)
 }
 
-const EXPORT_PAGE = 1000
-
-/** Writes every pet (with that status) in id order, page by page, waiting when the reader is slower. */
-export async function exportPets (store: Store, output: Writable, options: { status?: PetStatus, progress: Progress }): Promise<number> {
-  let exported = 0
-  let afterId: bigint | undefined
-  for (;;) {
-    const pets = await store.listPets({ limit: EXPORT_PAGE, status: options.status, afterId })
-    for (const pet of pets) {
-      if (!output.write(petLine(pet))) await once(output, 'drain')
-      exported++
-    }
-    options.progress.update(exported, exported)
-    if (pets.length < EXPORT_PAGE) break
-    afterId = pets.at(-1)!.id
-  }
-  options.progress.finish()
-  return exported
+function petStatus (text: string | undefined): PetStatus | undefined {
+  if (text === undefined) return undefined
+  const status = PET_STATUSES.find((known) => known === text)
+  if (!status) throw new UsageError(`--status must be one of ${PET_STATUSES.join(', ')}; got ${JSON.stringify(text)}`)
+  return status
 }

@@ -1,41 +1,43 @@
-/** Where progress is drawn: a terminal (process.stderr), or anything shaped like one. */
-export interface ProgressStream { isTTY?: boolean, columns?: number, write(text: string): unknown }
+import cliProgress from 'cli-progress'
 
+/** Where progress is drawn: a terminal (process.stderr), or any stream shaped like one. */
+export type ProgressStream = NodeJS.WritableStream & { isTTY?: boolean, columns?: number }
+
+/** How a command reports progress: `done` of the total (bytes read, pets written), `count` pets so far. */
 export interface Progress {
   update(done: number, count: number): void
+  /** Erases the bar; call it on failure too, or the bar's redraw timer keeps the process alive. */
   finish(): void
 }
 
-const REDRAW_MS = 100
 const NO_PROGRESS: Progress = { update () {}, finish () {} }
 
 /**
- * A one-line progress bar, redrawn at most ten times a second. Only on a terminal: piped or
- * redirected output gets no bar, so logs and scripts see the summary line alone.
+ * A one-line progress bar, redrawn at most ten times a second, and erased at the end so that what
+ * stays on the screen is the summary line. Only on a terminal: piped or redirected output gets no
+ * bar, so logs and scripts see the summary alone. Without a total (stdin) it counts.
  */
-export function createProgress (stream: ProgressStream, total: number | undefined, noun: string, now = Date.now): Progress {
+export function createProgress (stream: ProgressStream, total: number | undefined, noun: string): Progress {
   if (!stream.isTTY) return NO_PROGRESS
-  let drawnAt = 0
-  let drawn = false
-  const draw = (done: number, count: number) => {
-    const counted = `${count.toLocaleString('en-US')} ${noun}`
-    if (!total) { stream.write(`\r${counted}\u001b[K`); return }
-    const share = Math.min(1, done / total)
-    const width = Math.max(10, Math.min(40, (stream.columns || 80) - counted.length - 10))
-    const filled = Math.round(share * width)
-    stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.floor(share * 100)).padStart(3)}% ${counted}\u001b[K`)
-  }
-  return {
-    update (done, count) {
-      const at = now()
-      if (at - drawnAt < REDRAW_MS) return
-      drawnAt = at
-      drawn = true
-      draw(done, count)
+  const bar = new cliProgress.SingleBar({
+    stream,
+    // The count is formatted when a frame is drawn, not on each of the many updates.
+    format: (options, params, payload: { count: number }) => {
+      const counted = `${payload.count.toLocaleString('en-US')} ${noun}`
+      if (!total) return counted
+      return `[${cliProgress.Format.BarFormat(params.progress, options)}] ${String(Math.floor(params.progress * 100)).padStart(3)}% ${counted}`
     },
-    finish () {
-      // The bar is erased: what stays on the screen is the summary line.
-      if (drawn) stream.write('\r\u001b[K')
-    }
+    barsize: Math.max(10, Math.min(40, (stream.columns || 80) - 30)),
+    barCompleteChar: '#',
+    barIncompleteChar: '.',
+    clearOnComplete: true,
+    // Trim to the terminal's width instead of switching its line wrapping off, which an
+    // interrupted import would leave switched off.
+    linewrap: true
+  })
+  bar.start(total || 1, 0, { count: 0 })
+  return {
+    update (done, count) { bar.update(done, { count }) },
+    finish () { bar.stop() }
   }
 }

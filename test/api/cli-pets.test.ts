@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { test } from 'node:test'
-import { petLine } from '../../src/cli/pets.ts'
+import { ImportLineError, importPets, petLine } from '../../src/cli/pets-jsonl.ts'
 import type { Pet } from '../../src/contract/schemas.ts'
 import { createTestStore } from '../helpers.ts'
 import { runCli, tempDir } from '../processes.ts'
@@ -96,4 +97,14 @@ test('pets import and export refuse bad arguments with exit 2, and a missing fil
   assert.deepEqual(await run('pets', 'export', '--status', 'lost'), {
     code: 2, stdout: '', stderr: 'petstore pets export: --status must be one of available, pending, sold; got "lost"\nUsage: npm run --silent petstore -- pets export [--status STATUS]\n'
   })
+})
+
+test('a bad line ends the progress bar before the error is reported: its redraw timer would keep the process running', async (t) => {
+  const { store } = await cliOnStore(t)
+  const calls: string[] = []
+  const progress = { update: () => { calls.push('update') }, finish: () => { calls.push('finish') } }
+  const input = Readable.from(['{"name":"A","categoryId":1}\n', '[1]\n'])
+  await assert.rejects(importPets(store, input, { batchSize: 1, startLine: 1, progress }), ImportLineError)
+  assert.deepEqual(calls, ['update', 'finish'])
+  assert.equal(await store.countPets(), 1)
 })

@@ -1,0 +1,98 @@
+import { Command } from 'commander'
+import { generateApiKey } from '../auth/keys.ts'
+import type { ApiKeyRecord } from '../store/types.ts'
+import { Failure, note, print, UsageError } from './output.ts'
+import type { CommandStore } from './store.ts'
+
+/** keys create, list, revoke, rotate: the API keys of the database, never their secrets once issued. */
+
+const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+const DEFAULT_GRACE = '24h'
+
+interface JsonOption { json?: boolean }
+interface RotateOptions extends JsonOption { keepOldUntil?: string, grace?: string }
+
+export function keysCommand (store: CommandStore): Command {
+  const keys = new Command('keys').description('Issue, list, revoke and rotate API keys.').usage('<command> [options]')
+  keys.command('create')
+    .description('Issue an API key. Prints the key alone on stdout; it is shown only this once.')
+    .usage('--name NAME [--json]')
+    .option('--name <NAME>', 'what the key is for, 1 to 100 characters')
+    .option('--json', 'print the key\'s record and the key as JSON')
+    .action(async (options: JsonOption & { name?: string }) => {
+      const name = options.name?.trim() ?? ''
+      if (!name || name.length > 100) throw new UsageError('--name NAME is required (1 to 100 characters)')
+      const generated = generateApiKey()
+      const s = await store.open()
+      await s.migrate()
+      const record = await s.createApiKey({ name, hash: generated.hash, prefix: generated.prefix })
+      print(options.json ? JSON.stringify({ ...record, key: generated.key }) : generated.key)
+    })
+  keys.command('list')
+    .description('List keys: id, name, prefix, created, last used, state. Never the secret.')
+    .usage('[--json]')
+    .option('--json', 'print the keys\' records as JSON')
+    .action(async (options: JsonOption) => {
+      const records = await (await store.openExisting()).listApiKeys()
+      if (options.json) return print(JSON.stringify(records))
+      print(['id', 'name', 'prefix', 'created', 'last used', 'state'].join('\t'))
+      for (const key of records) print(keyLine(key))
+    })
+  keys.command('revoke')
+    .description('Revoke a key at once. Revoking a revoked key is not an error.')
+    .usage('ID [--json]')
+    .argument('[id]')
+    .option('--json', 'print {"revoked": ID}')
+    .action(async (text: string | undefined, options: JsonOption) => {
+      const id = keyId(text)
+      if (!await (await store.openExisting()).revokeApiKey(id)) throw new Failure(`no key has id ${id}`)
+      print(options.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
+    })
+  keys.command('rotate')
+    .description(`Issue a key with the same name and print it alone on stdout; the old key keeps working until the given time, or for --grace (${DEFAULT_GRACE} by default).`)
+    .usage('ID [--keep-old-until ISO | --grace DURATION] [--json]')
+    .argument('[id]')
+    .option('--keep-old-until <ISO>', 'when the old key stops working: an ISO 8601 time with a zone')
+    .option('--grace <DURATION>', `how long the old key keeps working: 30m, 24h, 7d (default ${DEFAULT_GRACE})`)
+    .option('--json', 'print the new key\'s record, the key, and the old key\'s record as JSON')
+    .action(async (text: string | undefined, options: RotateOptions) => rotate(store, keyId(text), options))
+  return keys
+}
+
+async function rotate (store: CommandStore, id: number, options: RotateOptions): Promise<void> {
+  const now = Date.now()
+  const expiresAt = oldKeyExpiry(options, now)
+  const s = await store.openExisting()
+  const old = (await s.listApiKeys()).find((key) => key.id === id)
+  if (!old) throw new Failure(`no key has id ${id}`)
+  const generated = generateApiKey()
+  const rotated = await s.rotateApiKey(id, { name: old.name, hash: generated.hash, prefix: generated.prefix }, expiresAt, new Date(now).toISOString())
+  if (!rotated) throw new Failure(`key ${id} is revoked or expired; issue a new one with keys create`)
+  if (options.json) return print(JSON.stringify({ ...rotated.created, key: generated.key, old: rotated.old }))
+  print(generated.key)
+  note(`key ${id} (${old.name}) keeps working until ${rotated.old.expiresAt}; the new key has id ${rotated.created.id}`)
+}
+
+function keyLine (key: ApiKeyRecord): string {
+  const state = key.revokedAt ? `revoked ${key.revokedAt}` : key.expiresAt ? `expires ${key.expiresAt}` : 'active'
+  return [key.id, key.name, `${key.prefix}…`, key.createdAt, key.lastUsedAt ?? 'never used', state].join('\t')
+}
+
+function keyId (text: string | undefined): number {
+  if (text === undefined || !/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`expected a key id (a positive whole number), got ${JSON.stringify(text ?? '')}`)
+  return Number(text)
+}
+
+/** When a rotated key stops working: --keep-old-until ISO, or now + --grace (30m, 24h, 7d), 24h by default. */
+function oldKeyExpiry ({ keepOldUntil, grace }: RotateOptions, now: number): string {
+  if (keepOldUntil !== undefined && grace !== undefined) throw new UsageError('give --keep-old-until or --grace, not both')
+  if (keepOldUntil !== undefined) {
+    const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(keepOldUntil) ? Date.parse(keepOldUntil) : Number.NaN
+    if (Number.isNaN(at)) throw new UsageError(`--keep-old-until needs an ISO 8601 time with a zone, e.g. 2030-01-31T12:00:00Z; got ${JSON.stringify(keepOldUntil)}`)
+    if (at <= now) throw new UsageError(`--keep-old-until ${keepOldUntil} is not in the future; to stop a key now, use keys revoke`)
+    return new Date(at).toISOString()
+  }
+  const match = /^([1-9]\d{0,5})([smhd])$/.exec(grace ?? DEFAULT_GRACE)
+  if (!match) throw new UsageError(`--grace needs a duration such as 30m, 24h or 7d; got ${JSON.stringify(grace)}`)
+  return new Date(now + Number(match[1]) * DURATION_UNITS_MS[match[2]!]!).toISOString()
+}

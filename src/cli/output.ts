@@ -1,0 +1,85 @@
+import type { Command, CommanderError, HelpConfiguration } from 'commander'
+
+/**
+ * How the CLI talks: answers on stdout (a key, JSON, JSON Lines) so scripts can read them; notes,
+ * summaries of streamed output and errors on stderr, one line each.
+ * Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.
+ */
+
+export const print = (line: string): void => { process.stdout.write(line + '\n') }
+export const note = (line: string): void => { process.stderr.write(line + '\n') }
+export const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`
+
+/** The command line was wrong: exit 2, the message and the command's usage on stderr. */
+export class UsageError extends Error {}
+
+/** The operation failed: exit 1, the message alone on stderr. */
+export class Failure extends Error {}
+
+/** Commander refused the command line; `command` is the one that refused it. */
+export class Refusal extends Error {
+  readonly command: Command
+  readonly code: string
+  constructor (command: Command, refusal: CommanderError) {
+    super(refusal.message)
+    this.command = command
+    this.code = refusal.code
+  }
+}
+
+/** `keys create`: the words that name a command, without the program's name. */
+export function commandPath (command: Command): string {
+  return command.parent ? [commandPath(command.parent), command.name()].filter(Boolean).join(' ') : ''
+}
+
+export const usageLine = (command: Command) => `Usage: ${command.createHelp().commandUsage(command)}`
+
+/** The help lists every command with its usage, and its summary under it. */
+export const helpLayout: HelpConfiguration = {
+  visibleCommands: (command) => leaves(command),
+  subcommandTerm: (command) => `${commandPath(command)} ${command.usage()}`.trim(),
+  formatItem: (term, _termWidth, description, helper) => {
+    if (!description) return `  ${term}`
+    return `  ${term}\n      ${helper.boxWrap(description, (helper.helpWidth ?? 80) - 6).replaceAll('\n', '\n      ')}`
+  }
+}
+
+/** `keys create` rather than `keys`: the commands that run something. */
+const leaves = (command: Command): Command[] => command.commands.flatMap((sub) => sub.commands.length ? leaves(sub) : [sub])
+
+/** Writes what went wrong in `command` and returns the exit code. */
+export function reportError (command: Command, error: unknown): number {
+  if (error instanceof Refusal) return reportRefusal(error)
+  note(`${prefix(command)}: ${error instanceof Error ? error.message : String(error)}`)
+  if (!(error instanceof UsageError)) return 1
+  note(usageLine(command))
+  return 2
+}
+
+const prefix = (command: Command) => ['petstore', commandPath(command)].filter(Boolean).join(' ')
+
+/** Commander's messages in the CLI's style: one line, after the command's name, then its usage. */
+function reportRefusal ({ command, code, message }: Refusal): number {
+  switch (code) {
+    case 'commander.helpDisplayed': return 0
+    // A group (keys, pets) without its command: commander has written the group's help on stderr.
+    case 'commander.help': return 2
+    case 'commander.unknownCommand':
+      note(`petstore: unknown command ${JSON.stringify([commandPath(command), command.args[0]].filter(Boolean).join(' '))}`)
+      command.outputHelp({ error: true })
+      return 2
+  }
+  const text = code === 'commander.excessArguments'
+    ? `unexpected argument ${JSON.stringify(command.args[command.registeredArguments.length])}`
+    : oneLine(message)
+  note(`${prefix(command)}: ${text}`)
+  note(usageLine(command))
+  return 2
+}
+
+/** "error: unknown option '--nmae'\n(Did you mean --name?)" → "Unknown option '--nmae' (did you mean --name?)" */
+function oneLine (message: string): string {
+  const [first = '', ...rest] = message.replace(/^error: /, '').split('\n')
+  const hint = rest.join(' ').replace(/^\(Did/, '(did')
+  return [first.charAt(0).toUpperCase() + first.slice(1), hint].filter(Boolean).join(' ')
+}
