@@ -145,7 +145,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 8288 `<…/pets?limit=…&status=…&cursor=…>; rel="next"` when more pets follow. Absent on the last page. */
                     Link?: string;
@@ -162,7 +162,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -177,7 +177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -194,7 +194,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -209,7 +209,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -226,7 +226,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -241,7 +241,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -256,7 +256,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -294,7 +294,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Address of the new animal: absolute, or `/v1/pets/{id}` when the request named no usable host. */
                     Location?: string;
@@ -313,7 +313,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -328,7 +328,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -345,7 +345,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -360,7 +360,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -377,7 +377,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -392,7 +392,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -407,7 +407,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -422,7 +422,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -439,7 +439,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -454,7 +454,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -469,7 +469,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -500,7 +500,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -521,7 +521,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -542,7 +542,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -565,7 +565,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -586,7 +586,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -607,7 +607,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -628,7 +628,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -651,7 +651,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -672,7 +672,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -693,7 +693,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
