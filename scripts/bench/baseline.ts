@@ -1,7 +1,8 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
 import { decodeCursor } from '../../src/contract/int64.ts'
 import { createValidatorCompiler } from '../../src/http/validation.ts'
-import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type ListPetsQuery, type NewPet, type Pet, type PetIdParams } from '../../src/contract/schemas.ts'
+import { LIST_LIMIT_DEFAULT, ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type NewPet, type Pet } from '../../src/contract/schemas.ts'
 import { parseJsonBody } from '../../src/http/json-body.ts'
 import { headersByStatus, type AnswerHeaders } from './answer-headers.ts'
 import { seedPet } from './seed.ts'
@@ -48,14 +49,14 @@ function serviceHeaders (methodAndRoute: string) {
   }
 }
 
-app.get<{ Querystring: ListPetsQuery }>('/v1/pets', {
+app.get<{ Querystring: Static<typeof ListPetsQuerySchema> }>('/v1/pets', {
   ...serviceHeaders('GET /v1/pets'),
   schema: { querystring: ListPetsQuerySchema, response: { 200: { $ref: 'Pets' } } }
 }, async (request, reply) => {
   if (request.headers.authorization === undefined) {
     return reply.code(401).header('www-authenticate', 'Bearer realm="petstore"').send({ code: 'unauthorized', message: 'A valid API key is required.', status: 401 })
   }
-  const { limit, status, cursor } = request.query
+  const { limit = LIST_LIMIT_DEFAULT, status, cursor } = request.query
   const page: Pet[] = []
   for (let i = cursor ? firstIndexAfter(decodeCursor(cursor)!) : 0; i < pets.length && page.length < limit; i++) {
     if (status === undefined || pets[i]!.status === status) page.push(pets[i]!)
@@ -63,7 +64,7 @@ app.get<{ Querystring: ListPetsQuery }>('/v1/pets', {
   return page
 })
 
-app.get<{ Params: PetIdParams }>('/v1/pets/:petId', {
+app.get<{ Params: Static<typeof PetIdParamsSchema> }>('/v1/pets/:petId', {
   ...serviceHeaders('GET /v1/pets/:petId'),
   schema: { params: PetIdParamsSchema, response: { 200: { $ref: 'Pet' } } }
 }, async (request) => pets[Number(request.params.petId) - 1])
