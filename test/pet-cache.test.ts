@@ -1,24 +1,114 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
-import { FinalAnswers } from '../src/pets/answer-cache.ts'
+import { test, type TestContext } from 'node:test'
+import type { InjectOptions } from 'fastify'
+import { buildApp } from '../src/app.ts'
+import type { Store } from '../src/store/types.ts'
+import { nextPath, seedPets } from './api-steps.ts'
+import { buildTestApp, createTestStore, injectChecked, issueKey, testConfig, type TestApp } from './helpers.ts'
 
-test('final answers: everything is kept while there is room; once full, the oldest entry not read since it was last passed goes', () => {
-  const cache = new FinalAnswers<string>(3)
-  for (const key of ['a', 'b', 'c']) cache.set(key, key.toUpperCase())
-  assert.equal(cache.get('a'), 'A')
-  assert.equal(cache.get('c'), 'C')
-  for (let i = 0; i < 8; i++) cache.set(`new-${i}`, 'N')
-  // Full: of eight misses one was kept. a, read, got a second chance (kept, unmarked);
-  // b, never read, went.
-  assert.deepEqual(Array.from({ length: 8 }, (_, i) => cache.get(`new-${i}`)), [undefined, undefined, undefined, undefined, undefined, undefined, undefined, 'N'])
-  assert.equal(cache.get('b'), undefined)
-  for (let i = 0; i < 8; i++) cache.set(`next-${i}`, 'M')
-  // Now c (read) is kept, unmarked, and a, not read since its second chance, goes; new-7 and c stay.
-  assert.deepEqual(['a', 'c', 'new-7', 'next-7'].map((key) => cache.get(key)), [undefined, 'C', 'N', 'M'])
+/**
+ * The answer cache, seen through the routes: a found pet and a full page are read from the
+ * store once, anything that can still change (the last page, a 404) every time; at most
+ * ANSWER_CACHE_ENTRIES answers of each kind, the least recently used dropped first; none at
+ * all where the store does not assign ids in commit order.
+ */
+
+/** Counts the store reads of the two cached operations. */
+function storeReads () {
+  const reads = { getPet: 0, listPets: 0 }
+  const beforeStoreCall = (operation: string) => {
+    if (operation === 'getPet' || operation === 'listPets') reads[operation]++
+  }
+  return { reads, faults: { beforeStoreCall } }
+}
+
+async function get (api: Pick<TestApp, 'inject' | 'auth'>, url: string) {
+  const res = await api.inject({ url, headers: api.auth })
+  return { status: res.statusCode, body: res.body, link: res.headers.link }
+}
+
+test('a found pet is read from the store once, then answered from the cache with the same body', async (t) => {
+  const { reads, faults } = storeReads()
+  const api = await buildTestApp(t, { faults })
+  const [pet] = await seedPets(api.store, ['sold'])
+  const first = await get(api, `/v1/pets/${pet!.id}`)
+  const second = await get(api, `/v1/pets/${pet!.id}`)
+  assert.deepEqual({ status: first.status, body: first.body }, { status: 200, body: `{"id":${pet!.id},"name":"pet 0","categoryId":0,"status":"sold"}` })
+  assert.deepEqual(second, first)
+  assert.deepEqual(reads, { getPet: 1, listPets: 0 })
 })
 
-test('final answers: a size of 0 keeps nothing', () => {
-  const cache = new FinalAnswers<string>(0)
-  cache.set('a', 'A')
-  assert.equal(cache.get('a'), undefined)
+test('an id no pet has is read from the store on every request: a 404 is never kept', async (t) => {
+  const { reads, faults } = storeReads()
+  const api = await buildTestApp(t, { faults })
+  for (let i = 0; i < 3; i++) assert.equal((await get(api, '/v1/pets/424242')).status, 404)
+  assert.deepEqual(reads, { getPet: 3, listPets: 0 })
+})
+
+test('a full page is read from the store once; the last page every time, so it shows pets added since', async (t) => {
+  const { reads, faults } = storeReads()
+  const api = await buildTestApp(t, { faults })
+  await seedPets(api.store, ['available', 'available', 'available'])
+  const full = await get(api, '/v1/pets?limit=2')
+  assert.deepEqual(await get(api, '/v1/pets?limit=2'), full)
+  assert.deepEqual(reads, { getPet: 0, listPets: 1 })
+
+  const last = nextPath(full.link)!
+  assert.equal(JSON.parse((await get(api, last)).body).length, 1)
+  await seedPets(api.store, ['pending'])
+  assert.equal(JSON.parse((await get(api, last)).body).length, 2)
+  assert.deepEqual(reads, { getPet: 0, listPets: 3 })
+})
+
+test('ANSWER_CACHE_ENTRIES=0 keeps nothing: every read goes to the store', async (t) => {
+  const { reads, faults } = storeReads()
+  const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_ENTRIES: '0' } })
+  const [pet] = await seedPets(api.store, ['available', 'available', 'available'])
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await get(api, `/v1/pets/${pet!.id}`)).status, 200)
+    assert.equal((await get(api, '/v1/pets?limit=2')).status, 200)
+  }
+  assert.deepEqual(reads, { getPet: 2, listPets: 2 })
+})
+
+test('at most ANSWER_CACHE_ENTRIES found pets are kept, the least recently used dropped first', async (t) => {
+  const { reads, faults } = storeReads()
+  const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_ENTRIES: '2' } })
+  const [a, b, c] = await seedPets(api.store, [undefined, undefined, undefined])
+  const readsFor = async (pet: typeof a) => {
+    const before = reads.getPet
+    assert.equal((await get(api, `/v1/pets/${pet!.id}`)).status, 200)
+    return reads.getPet - before
+  }
+  // a and b are kept; a is read again, so c pushes b out; b back in pushes c out, as a is newer.
+  assert.deepEqual([await readsFor(a), await readsFor(b), await readsFor(a), await readsFor(c)], [1, 1, 0, 1])
+  assert.deepEqual([await readsFor(a), await readsFor(b), await readsFor(a), await readsFor(c)], [0, 1, 0, 1])
+})
+
+/** An app on a store that, like concurrent writers with a sequence, does not promise ids in commit order. */
+async function appOnUnorderedStore (t: TestContext, reads: { getPet: number, listPets: number }) {
+  const { store, cleanup } = await createTestStore()
+  const { key } = await issueKey(store)
+  const unordered = new Proxy(store, {
+    get (target, property) {
+      if (property === 'idsFollowCommitOrder') return false
+      if (property === 'getPet' || property === 'listPets') reads[property]++
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  }) satisfies Store
+  const app = await buildApp({ config: testConfig(), store: unordered })
+  t.after(async () => { await app.close(); await cleanup() })
+  return { store, inject: (options: InjectOptions) => injectChecked(app, options), auth: { authorization: `Bearer ${key}` } }
+}
+
+test('a store that does not assign ids in commit order gets no cache: every read goes to it', async (t) => {
+  const reads = { getPet: 0, listPets: 0 }
+  const api = await appOnUnorderedStore(t, reads)
+  const [pet] = await seedPets(api.store, ['available', 'available', 'available'])
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await get(api, `/v1/pets/${pet!.id}`)).status, 200)
+    assert.equal((await get(api, '/v1/pets?limit=2')).status, 200)
+  }
+  assert.deepEqual(reads, { getPet: 2, listPets: 2 })
 })

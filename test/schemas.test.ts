@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Ajv } from 'ajv'
 import { ConfigSchema } from '../src/config.ts'
-import { createPetSchema, getPetSchema, listPetsSchema } from '../src/pets/operations.ts'
+import { createPetSchema } from '../src/pets/create-pet.ts'
+import { getPetSchema } from '../src/pets/get-pet.ts'
+import { listPetsSchema } from '../src/pets/list-pets.ts'
 import { sharedSchemas } from '../src/contract/schemas.ts'
 
 /**
@@ -11,7 +13,7 @@ import { sharedSchemas } from '../src/contract/schemas.ts'
  * checked here instead: every schema the validators compile is valid draft-07 JSON Schema.
  */
 const SCHEMAS: Record<string, object> = {
-  ...Object.fromEntries(sharedSchemas.map((schema) => [schema.$id, schema])),
+  ...Object.fromEntries(sharedSchemas.map((schema) => ['$id' in schema ? String(schema.$id) : 'a shared schema without $id', schema])),
   config: ConfigSchema,
   'listPets querystring': listPetsSchema.querystring,
   'createPet headers': createPetSchema(24).headers,

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { decodeCursor } from '../../src/contract/int64.ts'
-import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type ListPetsQuery, type PetStatus } from '../../src/contract/schemas.ts'
+import type { Static } from 'typebox'
+import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type PetStatus } from '../../src/contract/schemas.ts'
 import { seededPet } from '../../test/bulk-seed.ts'
 import { headersByStatus, type AnswerHeaders } from './answer-headers.ts'
 
@@ -52,14 +53,15 @@ function serviceHeaders (methodAndRoute: string) {
   }
 }
 
-app.get<{ Querystring: ListPetsQuery }>('/v1/pets', {
+app.get<{ Querystring: Static<typeof ListPetsQuerySchema> }>('/v1/pets', {
   ...serviceHeaders('GET /v1/pets'),
   schema: { querystring: ListPetsQuerySchema, response: { 200: { $ref: 'Pets' } } }
 }, async (request, reply) => {
   if (request.headers.authorization === undefined) {
     return reply.code(401).header('www-authenticate', 'Bearer realm="petstore"').send({ code: 'unauthorized', message: 'A valid API key is required.', status: 401 })
   }
-  const { limit, status, cursor } = request.query
+  // Fastify's validator applies the schema's default limit.
+  const { limit = 20, status, cursor } = request.query
   const page: HeldPet[] = []
   for (let i = cursor ? firstIndexAfter(decodeCursor(cursor)!) : 0; i < pets.length && page.length < limit; i++) {
     if (status === undefined || pets[i]!.status === status) page.push(pets[i]!)

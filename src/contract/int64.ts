@@ -2,11 +2,16 @@ import { INT64_MAX, INT64_MIN } from './schemas.ts'
 
 const INTEGER_LITERAL = /^-?(0|[1-9]\d*)$/
 
+/** Whether a bigint lies in the signed 64-bit range. */
+export function isInt64 (value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX
+}
+
 /** Reads a decimal integer literal exactly; undefined when it is not one or lies outside int64. */
 export function parseInt64 (text: string): bigint | undefined {
   if (text.length > 20 || !INTEGER_LITERAL.test(text)) return undefined
   const value = BigInt(text)
-  return value < INT64_MIN || value > INT64_MAX ? undefined : value
+  return isInt64(value) ? value : undefined
 }
 
 const CURSOR_PREFIX = 'after:'

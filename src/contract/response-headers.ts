@@ -73,6 +73,9 @@ export const nextLink = {
   }
 }
 
+/** Where the deprecation notice of getPet lands on the docs page (the Link rel="deprecation" target). */
+export const GET_PET_DOCS_FRAGMENT = 'tag/animals/GET/pets/{petId}'
+
 export function deprecationHeaders (sunset: Date) {
   return {
     Deprecation: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$', description: 'RFC 9745: `@<unix seconds>`, when getPet was deprecated.' },

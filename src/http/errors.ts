@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
+import { BODY_LIMIT_TEXT, ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
 import { StoreUnavailableError } from '../store/errors.ts'
 
 export interface ErrorDetail { field: string, message: string }
@@ -34,7 +34,7 @@ const CODE_BY_STATUS = new Map<number, ErrorCode>(
 
 /** Fastify's own errors for request bodies, translated into the service's words. */
 const FRAMEWORK_MESSAGES: Record<string, string> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than the limit of 16 KiB.',
+  FST_ERR_CTP_BODY_TOO_LARGE: `The request body is larger than the limit of ${BODY_LIMIT_TEXT}.`,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'The request body must be application/json.',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'The Content-Length header does not match the body.'
 }

@@ -1,23 +1,21 @@
 import { ApiError, invalidRequest } from './errors.ts'
 
 /**
- * JSON.parse turns 9223372036854775807 into 9223372036854775808: a double cannot hold it.
- * The parser keeps the source text of every number beside the parsed value (Node 24's
- * reviver context), so int64 fields are read exactly after validation.
+ * JSON.parse alone turns 9223372036854775807 into 9223372036854775808: a double cannot hold
+ * it. So every number written as an integer literal is read as a bigint, from its source text
+ * (Node 24's reviver context); a number written with a fraction or an exponent stays a number,
+ * which int64 fields refuse. Literals of more than 19 digits, beyond any int64, stay numbers
+ * too: reading thousands of digits as a bigint would cost far more than the body is worth.
  */
-const numberSources = new WeakMap<object, Map<string, string>>()
+const INT64_LITERAL = /^-?\d{1,19}$/
 
 interface ReviverContext { source?: string }
 
-function reviver (this: object, key: string, value: unknown, context?: ReviverContext): unknown {
+function reviver (key: string, value: unknown, context?: ReviverContext): unknown {
   if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) {
     throw invalidRequest('The request body contains a forbidden property name (__proto__ or constructor.prototype).')
   }
-  if (typeof value === 'number' && context?.source !== undefined) {
-    let sources = numberSources.get(this)
-    if (!sources) numberSources.set(this, (sources = new Map()))
-    sources.set(key, context.source)
-  }
+  if (typeof value === 'number' && context?.source !== undefined && INT64_LITERAL.test(context.source)) return BigInt(context.source)
   return value
 }
 
@@ -31,21 +29,15 @@ export function assertUtf8 (contentType: string | undefined): void {
   }
 }
 
-type Reviver = (this: unknown, key: string, value: unknown) => unknown
-
+/** The body as a JSON value whose integer literals are bigints (see above). */
 export function parseJsonBody (text: string): unknown {
   if (text.trim() === '') throw invalidRequest('The request body is empty; a JSON object is required.')
   try {
-    return JSON.parse(text, reviver as Reviver)
+    return JSON.parse(text, reviver)
   } catch (error) {
     if (error instanceof SyntaxError) throw invalidRequest(`The request body is not valid JSON: ${error.message}`)
-    // Thousands of nested arrays fit in 16 KiB and overflow the stack of the reviver.
+    // Thousands of nested arrays fit in the body limit and overflow the stack of the reviver.
     if (error instanceof RangeError) throw invalidRequest('The request body is nested too deeply.')
     throw error
   }
-}
-
-/** The literal text a number field was written with, e.g. "9223372036854775807" or "1e3". */
-export function numberSource (holder: object, key: string): string | undefined {
-  return numberSources.get(holder)?.get(key)
 }

@@ -2,17 +2,19 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 import { ApiError, type ErrorDetail } from './errors.ts'
-import { parseInt64 } from '../contract/int64.ts'
-import { numberSource } from './json-body.ts'
+import { isInt64, parseInt64 } from '../contract/int64.ts'
 import { sharedSchemas } from '../contract/schemas.ts'
 
 /**
  * Request validation, stricter than Fastify's default in two ways:
  * bodies are never coerced ({"categoryId": "7"} is a 400), and int64 values are read exactly
- * (from the source text of the body, from the raw text of the query and path).
+ * (as the bigints the body parser makes of integer literals, from the raw text of the query
+ * and path).
  */
 
 interface JsonSchema {
+  $id?: string
+  $ref?: string
   type?: string
   format?: string
   enum?: readonly string[]
@@ -26,7 +28,8 @@ interface JsonSchema {
   default?: unknown
 }
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+// ajv-formats is CommonJS: imported from ESM, its plugin is the module's `default` property.
+const addFormats = addFormatsModule.default
 
 export function createBodyAjv (): Ajv {
   // validateSchema off, as for the config: the schemas are fixed and test/schemas.test.ts checks them.
@@ -54,37 +57,48 @@ function rejection (details: ErrorDetail[]): { error: ApiError } {
   return { error: new ApiError('invalid_request', `Invalid request: ${summary}.`, { details }) }
 }
 
-function compileBody (ajv: Ajv, schema: JsonSchema & { $ref?: string }) {
-  const validate: ValidateFunction = ajv.compile(schema)
-  const resolved = (schema.$ref ? ajv.getSchema(schema.$ref)?.schema : schema) as JsonSchema
-  const properties = Object.entries(resolved.properties ?? {})
+/** One line per field: ajv reports each failed keyword, the first one says enough. */
+function firstErrorPerField (errors: ErrorObject[]): ErrorDetail[] {
+  const seen = new Map<string, ErrorDetail>()
+  for (const error of errors) {
+    const field = fieldOf('body', error)
+    if (!seen.has(field)) seen.set(field, { field, message: describe(error) })
+  }
+  return [...seen.values()]
+}
+
+const NOT_INT64 = 'must be a signed 64-bit integer written without a fraction or exponent'
+
+function compileBody (ajv: Ajv, schema: JsonSchema) {
+  // A shared schema (NewPet) is compiled once, under its $id, whether named or referenced.
+  const id = schema.$id ?? schema.$ref
+  const validate: ValidateFunction = (id === undefined ? undefined : ajv.getSchema(id)) ?? ajv.compile(schema)
+  const properties = Object.entries((validate.schema as JsonSchema).properties ?? {})
+  const declared = properties.map(([key]) => key)
+  const int64Fields = properties.filter(([, property]) => property.format === 'int64').map(([key]) => key)
   return (data: unknown) => {
     if (typeof data !== 'object' || data === null || Array.isArray(data)) {
       return rejection([{ field: 'body', message: 'must be a JSON object' }])
     }
-    if (!validate(data)) {
-      // One line per field: ajv reports each failed keyword, the first one says enough.
-      const seen = new Map<string, ErrorDetail>()
-      for (const error of validate.errors ?? []) {
-        const field = fieldOf('body', error)
-        if (!seen.has(field)) seen.set(field, { field, message: describe(error) })
-      }
-      return rejection([...seen.values()])
-    }
+    const given = data as Record<string, unknown>
     // Only the declared fields go on: unknown fields are ignored, so they are never stored.
     const value: Record<string, unknown> = {}
-    for (const [key, property] of properties) {
-      const given = (data as Record<string, unknown>)[key]
-      if (given === undefined) continue
-      if (property.format === 'int64') {
-        const exact = parseInt64(numberSource(data, key) ?? '')
-        if (exact === undefined) {
-          return rejection([{ field: `body.${key}`, message: 'must be a signed 64-bit integer written without a fraction or exponent' }])
-        }
-        value[key] = exact
-      } else {
-        value[key] = given
-      }
+    for (const key of declared) {
+      if (given[key] !== undefined) value[key] = given[key]
+    }
+    // Ajv knows no bigint: it checks an int64 as the double JSON.parse alone would make of it
+    // (so "7", 1.5 and 1e400 get its messages), and the exact value is checked below.
+    for (const key of int64Fields) {
+      const exact = value[key]
+      if (typeof exact === 'bigint') value[key] = Number(exact)
+    }
+    if (!validate(value)) return rejection(firstErrorPerField(validate.errors ?? []))
+    for (const key of int64Fields) {
+      const exact = given[key]
+      if (exact === undefined) continue
+      // A fraction or an exponent (1.0, 1e3) left a number; an integer literal out of range, a bigint.
+      if (typeof exact !== 'bigint' || !isInt64(exact)) return rejection([{ field: `body.${key}`, message: NOT_INT64 }])
+      value[key] = exact
     }
     return { value }
   }

@@ -1,9 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Fastify from 'fastify'
 
-/** Where the deprecation notice of getPet lands on the docs page (the Link rel="deprecation" target). */
-export const GET_PET_DOCS_FRAGMENT = 'tag/animals/GET/pets/{petId}'
-
 const SCALAR_CONFIGURATION = {
   url: '/v1/openapi.json',
   pageTitle: 'Petstore API reference',

@@ -1,32 +1,21 @@
-import { SecondChanceMap } from '../http/second-chance.ts'
+import type { FastifyReply } from 'fastify'
+import { LRUCache } from 'lru-cache'
+import type { Store } from '../store/types.ts'
 
 /**
  * Answers that can never change, kept serialized. Pets are immutable (no operation updates or
  * deletes one) and, in a store whose ids are assigned in commit order (SQLite: one writer at
  * a time), a new pet always gets a larger id than every pet already visible. So a full page
  * (one that has a next page) and a found pet are final; only the last page of a listing can
- * still grow, and it is never cached. Bounded, nearly least-recently-used (SecondChanceMap).
- *
- * Once full, only one miss in FULL_ADMIT_EVERY is kept: when reads spread over far more pets
- * than fit (a million pets read at random), replacing an entry on every miss costs more than
- * the few hits it buys, while answers read again and again still get in after a few misses.
+ * still grow, and it is never cached. At most `max` answers, the least recently used dropped
+ * first; none where the store does not promise commit order, or when `max` is 0.
  */
-const FULL_ADMIT_EVERY = 8
-
-export class FinalAnswers<V> {
-  readonly #entries: SecondChanceMap<string, V>
-  #missesWhileFull = 0
-
-  constructor (max: number) {
-    this.#entries = new SecondChanceMap(max)
-  }
-
-  get (key: string): V | undefined {
-    return this.#entries.get(key)
-  }
-
-  set (key: string, value: V): void {
-    if (this.#entries.isFull && ++this.#missesWhileFull % FULL_ADMIT_EVERY !== 0) return
-    this.#entries.set(key, value)
-  }
+export function finalAnswers<K extends {}, V extends {}> (store: Store, max: number): LRUCache<K, V> | undefined {
+  return store.idsFollowCommitOrder && max > 0 ? new LRUCache<K, V>({ max }) : undefined
 }
+
+/** A cached answer is sent as it is, with this type: it is never serialized again. */
+export const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The answer as the route's response schema writes it (fast-json-stringify: always a string). */
+export const serialize = (reply: FastifyReply, payload: unknown) => reply.serialize(payload) as string

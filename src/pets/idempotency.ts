@@ -27,7 +27,8 @@ export function fingerprintOf (pet: NewPet): string {
   return createHash('sha256').update(canonical).digest('hex')
 }
 
-const PURGE_INTERVAL_MS = 3_600_000
+export const HOUR_MS = 3_600_000
+const PURGE_INTERVAL_MS = HOUR_MS
 
 /**
  * Expired records no longer count (the store checks expiry on every claim); the hourly purge

@@ -1,0 +1,83 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ApiError } from '../http/errors.ts'
+import { deprecationHeaders, GET_PET_DOCS_FRAGMENT } from '../contract/response-headers.ts'
+import { PetIdParamsSchema } from '../contract/schemas.ts'
+import type { Store } from '../store/types.ts'
+import { finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
+import { baseUrl } from './base-url.ts'
+import { answer, commonErrors, error } from './responses.ts'
+
+export function getPetSchema (sunset: Date) {
+  const deprecation = deprecationHeaders(sunset)
+  return {
+    operationId: 'getPet',
+    tags: ['animals'],
+    summary: 'Get an animal (deprecated)',
+    description: `Deprecated: to be removed on ${sunset.toISOString().slice(0, 10)}; use \`GET /pets\` with the \`status\` filter instead. Every answer carries \`Deprecation\`, \`Sunset\` and \`Link\`. From the sunset instant on, the answer is 410 \`gone\`.`,
+    deprecated: true,
+    security: [{ bearerAuth: [] }],
+    params: PetIdParamsSchema,
+    response: {
+      200: answer('Animal found.', 'Pet', deprecation),
+      400: error('`petId` is not a signed 64-bit integer (added by this service).', deprecation),
+      404: error('The requested resource could not be found.', deprecation),
+      410: error('The operation has passed its sunset date and is removed.', deprecation),
+      ...commonErrors(deprecation)
+    }
+  }
+}
+
+/** What getPet needs from the app; the dates come from DEPRECATION_DATE and SUNSET_DATE. */
+export interface GetPetOptions {
+  store: Store
+  now: () => number
+  publicUrl?: string
+  deprecatedAt: Date
+  sunsetAt: Date
+  /** How many found pets to keep serialized; 0 turns the cache off. */
+  cacheEntries: number
+}
+
+/** GET /pets/{petId}: one pet; deprecated, and gone from its sunset on. */
+export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { store, now, publicUrl, deprecatedAt, sunsetAt, cacheEntries }) => {
+  const found = finalAnswers<bigint, string>(store, cacheEntries)
+  const sunsetHeader = sunsetAt.toUTCString()
+  const deprecationHeader = `@${Math.floor(deprecatedAt.getTime() / 1000)}`
+  const sunsetMs = sunsetAt.getTime()
+
+  // Almost every answer names the same base address: its Link value is made once.
+  const deprecationLinks = new Map<string, string>()
+  function deprecationLink (base: string): string {
+    let link = deprecationLinks.get(base)
+    if (link === undefined) {
+      link = `<${base}/pets>; rel="successor-version", <${base.replace(/\/v1$/, '')}/docs#${GET_PET_DOCS_FRAGMENT}>; rel="deprecation"; type="text/html"`
+      if (deprecationLinks.size < 100) deprecationLinks.set(base, link)
+    }
+    return link
+  }
+
+  app.get('/pets/:petId', {
+    schema: getPetSchema(sunsetAt),
+    // onSend runs for every answer of this route, errors and 401s included.
+    onSend: async (request, reply, payload) => {
+      reply.header('deprecation', deprecationHeader)
+      reply.header('sunset', sunsetHeader)
+      reply.header('link', deprecationLink(baseUrl(request, publicUrl)))
+      return payload
+    },
+    preValidation: async () => {
+      if (now() >= sunsetMs) throw new ApiError('gone', `getPet was removed on ${sunsetHeader}; use GET /pets with the status filter.`)
+    }
+  }, async (request, reply) => {
+    const { petId } = request.params
+    let json = found?.get(petId)
+    if (json === undefined) {
+      const pet = await store.getPet(petId)
+      if (!pet) throw new ApiError('not_found', `No pet has id ${petId}.`)
+      json = serialize(reply, pet)
+      found?.set(petId, json)
+    }
+    reply.type(JSON_TYPE)
+    return json
+  })
+}

@@ -1,0 +1,69 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
+import { invalidRequest } from '../http/errors.ts'
+import { decodeCursor, encodeCursor } from '../contract/int64.ts'
+import { nextLink } from '../contract/response-headers.ts'
+import { LIST_LIMIT_DEFAULT, ListPetsQuerySchema, type PetStatus } from '../contract/schemas.ts'
+import type { Store } from '../store/types.ts'
+import { finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
+import { baseUrl } from './base-url.ts'
+import { answer, commonErrors, error } from './responses.ts'
+
+export const listPetsSchema = {
+  operationId: 'listPets',
+  tags: ['animals'],
+  summary: 'List all animals',
+  description: 'Returns a page of animals in ascending id order. When more follow, the `Link` header carries `rel="next"`; following it from any page visits every matching animal exactly once. The body stays a plain array.',
+  security: [{ bearerAuth: [] }],
+  querystring: ListPetsQuerySchema,
+  response: {
+    200: answer('Success', 'Pets', nextLink),
+    400: error('`limit`, `status` or `cursor` is invalid (added by this service).'),
+    ...commonErrors()
+  }
+}
+
+/** What listPets needs from the app. */
+export interface ListPetsOptions {
+  store: Store
+  publicUrl?: string
+  /** How many full pages to keep serialized; 0 turns the cache off. */
+  cacheEntries: number
+}
+
+/** A page as it is sent: its JSON, and the cursor of the next page when there is one. */
+interface Page { json: string, nextCursor?: string }
+
+/** GET /pets: a page of pets in id order, the next one announced in a Link header. */
+export const listPets: FastifyPluginAsyncTypebox<ListPetsOptions> = async (app, { store, publicUrl, cacheEntries }) => {
+  const pages = finalAnswers<string, Page>(store, cacheEntries)
+
+  /** A page from the store, kept when it is full (final, see answer-cache.ts). */
+  async function readPage (key: string, limit: number, status: PetStatus | undefined, cursor: string | undefined, reply: FastifyReply): Promise<Page> {
+    const afterId = cursor === undefined ? undefined : decodeCursor(cursor)
+    if (cursor !== undefined && afterId === undefined) {
+      throw invalidRequest('Invalid request: query.cursor is not a cursor this service issued.', [{ field: 'query.cursor', message: 'is not valid' }])
+    }
+    // One row more than asked tells whether a next page exists without a count query.
+    const pets = await store.listPets({ limit: limit + 1, status, afterId })
+    if (pets.length <= limit) return { json: serialize(reply, pets) }
+    pets.length = limit
+    const page = { json: serialize(reply, pets), nextCursor: encodeCursor(pets[limit - 1]!.id) }
+    pages?.set(key, page)
+    return page
+  }
+
+  app.get('/pets', { schema: listPetsSchema }, async (request, reply) => {
+    // The validator always sets limit (its default); the type only knows the query may omit it.
+    const { limit = LIST_LIMIT_DEFAULT, status, cursor } = request.query
+    const key = `${limit}|${status ?? ''}|${cursor ?? ''}`
+    const page = pages?.get(key) ?? await readPage(key, limit, status, cursor, reply)
+    if (page.nextCursor !== undefined) {
+      // Every part is URL-safe as it is: a number, a status name, a base64url cursor.
+      const query = `limit=${limit}${status ? `&status=${status}` : ''}&cursor=${page.nextCursor}`
+      reply.header('link', `<${baseUrl(request, publicUrl)}/pets?${query}>; rel="next"`)
+    }
+    reply.type(JSON_TYPE)
+    return page.json
+  })
+}
