@@ -14,10 +14,11 @@ import { bearerAuth } from './auth/bearer.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
-import { createMetrics, metricsPlugin } from './ops/metrics.ts'
+import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
 import { openapiRoute } from './ops/openapi.ts'
 import { rateLimits } from './auth/rate-limits.ts'
+import { redisBreaker } from './auth/redis-breaker.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
 import { allowOnly } from './http/method-not-allowed.ts'
@@ -36,7 +37,7 @@ const STARTUP_GRACE_MS = 2000
 export interface AppDeps {
   config: Config
   store: Store
-  /** The Redis all instances share (REDIS_URL): rate-limit counters live there; checked by /readyz. */
+  /** The Redis all instances share (REDIS_URL): rate-limit counters live there, behind a circuit breaker. */
   redis?: Redis
   /** Milliseconds since the epoch; injectable so tests can stand after getPet's sunset. */
   now?: () => number
@@ -109,16 +110,17 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })
+  const breaker = redis && redisBreaker(redis, { openMs: config.REDIS_BREAKER_MS, log: app.log, onChange: redisMetrics(metrics) })
   const limits = rateLimits({
     perKeyPerMinute: config.RATE_LIMIT_PER_MINUTE,
     failedAuthPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
-    redis,
+    redis: breaker,
     redisKeyPrefix: config.REDIS_KEY_PREFIX
   })
 
   // Before every route, which it records.
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
-  await app.register(healthRoutes, { store, redis, isDraining: () => app.isDraining() })
+  await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining() })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
     await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL })
@@ -146,6 +148,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   purgeExpiredIdempotencyRecords(app, store, now)
   app.addHook('onClose', async () => {
     await store.close()
+    breaker?.stop()
     redis?.disconnect()
   })
   return app
