@@ -50,10 +50,19 @@ export interface AppDeps {
   describeRoutes?: boolean
 }
 
-/** TRUST_PROXY: "true" (any proxy), or the comma-separated addresses/CIDRs of the proxies in front. */
+const HOP_COUNT = /^\d+$/
+
+/**
+ * TRUST_PROXY: how many proxies are in front, or their comma-separated addresses/CIDRs. The
+ * client address is then the right-most X-Forwarded-For entry that no trusted proxy wrote.
+ * `true` is refused by loadConfig: it takes the left-most entry, which the client writes.
+ */
 export function trustProxyOf (setting: string | undefined): FastifyServerOptions['trustProxy'] {
   if (setting === undefined) return false
-  return setting === 'true' ? true : setting
+  if (!HOP_COUNT.test(setting)) return setting
+  // Fastify takes a bare number as trusting no one; as a function, hop 0 is the TCP peer.
+  const hops = Number(setting)
+  return (_address: string, hop: number) => hop < hops
 }
 
 export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {

@@ -71,6 +71,10 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
     const name = error.instancePath.replace(/^\//, '')
     throw new ConfigError(`${name} is invalid: ${error.message ?? 'bad value'} (got ${JSON.stringify(config[name])})`)
   }
+  // Trusting every hop takes the left-most X-Forwarded-For entry, which the client writes.
+  if (typeof config.TRUST_PROXY === 'string' && config.TRUST_PROXY.toLowerCase() === 'true') {
+    throw new ConfigError('TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)')
+  }
   checkOrder(config, 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'must not exceed')
   // No drain at all needs no time; a drain needs time left for the requests in flight.
   if (config.SHUTDOWN_DRAIN_MS !== 0) checkOrder(config, 'SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS', 'must be less than')

@@ -82,6 +82,7 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ PUBLIC_URL: 'https://staging.example.com/v1//' }).PUBLIC_URL, 'https://staging.example.com/v1')
   })
 
+  const TRUST_ANY = 'TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)'
   const BAD: Array<[env: Record<string, string>, message: string]> = [
     [{ PORT: 'http' }, 'PORT must be a whole number, got "http"'],
     [{ PORT: '-1' }, 'PORT must be a whole number, got "-1"'],
@@ -99,7 +100,9 @@ describe('loadConfig', () => {
     [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX is invalid: must be >= 1 (got 0)'],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number, got "5s"'],
     [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"'],
-    [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")']
+    [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")'],
+    [{ TRUST_PROXY: 'true' }, TRUST_ANY],
+    [{ TRUST_PROXY: 'TRUE' }, TRUST_ANY]
   ]
   for (const [env, message] of BAD) {
     const [[name, value]] = Object.entries(env) as [[string, string]]

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomInt } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
@@ -120,6 +121,20 @@ describe('rate limit of failed authentication per client address', () => {
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1', TRUST_PROXY: '127.0.0.1' } })
     const via = (client: string) => app.inject({ url: '/v1/pets', headers: { 'x-forwarded-for': client }, remoteAddress: '127.0.0.1' })
     assert.deepEqual([(await via('203.0.113.1')).statusCode, (await via('203.0.113.1')).statusCode, (await via('203.0.113.2')).statusCode], [401, 429, 401])
+  })
+
+  test('behind TRUST_PROXY (a hop count or the proxy addresses), left-most X-Forwarded-For entries the client writes do not change its counted address', async (t) => {
+    for (const trustProxy of ['1', '127.0.0.1']) {
+      const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '2', TRUST_PROXY: trustProxy } })
+      // The proxy at 127.0.0.1 appends the address it sees; whatever comes before is the client's own.
+      const via = (client: string) => app.inject({
+        url: '/v1/pets',
+        headers: { 'x-forwarded-for': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(256)}, ${client}` },
+        remoteAddress: '127.0.0.1'
+      })
+      const statuses = [await via('203.0.113.7'), await via('203.0.113.7'), await via('203.0.113.7'), await via('203.0.113.8')].map((res) => res.statusCode)
+      assert.deepEqual(statuses, [401, 401, 429, 401], `TRUST_PROXY=${trustProxy}`)
+    }
   })
 
   test('successful requests do not count against the address', async (t) => {
