@@ -14,10 +14,11 @@ import { bearerAuth } from './auth/bearer.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
-import { createMetrics, metricsPlugin } from './ops/metrics.ts'
+import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
 import { openapiRoute } from './ops/openapi.ts'
 import { rateLimits } from './auth/rate-limits.ts'
+import { redisBreaker } from './auth/redis-breaker.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
 import { allowOnly } from './http/method-not-allowed.ts'
@@ -35,7 +36,7 @@ const STARTUP_GRACE_MS = 2000
 export interface AppDeps {
   config: Config
   store: Store
-  /** The Redis all instances share (REDIS_URL): rate-limit counters live there; checked by /readyz. */
+  /** The Redis all instances share (REDIS_URL): rate-limit counters live there, behind a circuit breaker. */
   redis?: Redis
   /** Milliseconds since the epoch; injectable so tests can stand after getPet's sunset. */
   now?: () => number
@@ -48,10 +49,19 @@ export interface AppDeps {
   describeRoutes?: boolean
 }
 
-/** TRUST_PROXY: "true" (any proxy), or the comma-separated addresses/CIDRs of the proxies in front. */
+const HOP_COUNT = /^\d+$/
+
+/**
+ * TRUST_PROXY: how many proxies are in front, or their comma-separated addresses/CIDRs. The
+ * client address is then the right-most X-Forwarded-For entry that no trusted proxy wrote.
+ * `true` is refused by loadConfig: it takes the left-most entry, which the client writes.
+ */
 export function trustProxyOf (setting: string | undefined): FastifyServerOptions['trustProxy'] {
   if (setting === undefined) return false
-  return setting === 'true' ? true : setting
+  if (!HOP_COUNT.test(setting)) return setting
+  // Fastify takes a bare number as trusting no one; as a function, hop 0 is the TCP peer.
+  const hops = Number(setting)
+  return (_address: string, hop: number) => hop < hops
 }
 
 export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
@@ -105,16 +115,17 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })
+  const breaker = redis && redisBreaker(redis, { openMs: config.REDIS_BREAKER_MS, log: app.log, onChange: redisMetrics(metrics) })
   const limits = rateLimits({
     perKeyPerMinute: config.RATE_LIMIT_PER_MINUTE,
     failedAuthPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
-    redis,
+    redis: breaker,
     redisKeyPrefix: config.REDIS_KEY_PREFIX
   })
 
   // Before every route, which it records.
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
-  await app.register(healthRoutes, { store, redis, isDraining: () => app.isDraining() })
+  await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining() })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
     await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL })
@@ -142,6 +153,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   purgeExpiredIdempotencyRecords(app, store, now)
   app.addHook('onClose', async () => {
     await store.close()
+    breaker?.stop()
     redis?.disconnect()
   })
   return app

@@ -31,7 +31,8 @@ export const ConfigSchema = Type.Object({
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   CONNECTIONS_CHECK_INTERVAL_MS: Type.Integer({ minimum: 10, default: 1000 }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1024 }),
-  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 })
+  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  REDIS_BREAKER_MS: Type.Integer({ minimum: 1, default: 5000 })
 }, { additionalProperties: false })
 
 export type Config = Static<typeof ConfigSchema>
@@ -60,6 +61,10 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
     set[name] = text
   }
   const config = parse(set)
+  // Trusting every hop takes the left-most X-Forwarded-For entry, which the client writes.
+  if (typeof config.TRUST_PROXY === 'string' && config.TRUST_PROXY.toLowerCase() === 'true') {
+    throw new ConfigError('TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)')
+  }
   checkOrder(config, 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'must not exceed')
   // No drain at all needs no time; a drain needs time left for the requests in flight.
   if (config.SHUTDOWN_DRAIN_MS !== 0) checkOrder(config, 'SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS', 'must be less than')

@@ -26,7 +26,8 @@ const DEFAULTS = {
   KEEP_ALIVE_TIMEOUT_MS: 5000,
   CONNECTIONS_CHECK_INTERVAL_MS: 1000,
   MAX_CONNECTIONS: 1024,
-  MAX_EVENT_LOOP_DELAY_MS: 1000
+  MAX_EVENT_LOOP_DELAY_MS: 1000,
+  REDIS_BREAKER_MS: 5000
 }
 /** Variables with no default: unset means the feature is off or derived. */
 const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY']
@@ -70,7 +71,8 @@ describe('loadConfig', () => {
       KEEP_ALIVE_TIMEOUT_MS: 100,
       CONNECTIONS_CHECK_INTERVAL_MS: 50,
       MAX_CONNECTIONS: 10,
-      MAX_EVENT_LOOP_DELAY_MS: 0
+      MAX_EVENT_LOOP_DELAY_MS: 0,
+      REDIS_BREAKER_MS: 100
     }
     const env = { ...text, ...Object.fromEntries(Object.entries(numbers).map(([name, value]) => [name, String(value)])), PATH: '/usr/bin' }
     assert.deepEqual(loadConfig(env), { ...text, ...numbers })
@@ -80,6 +82,7 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ PUBLIC_URL: 'https://staging.example.com/v1//' }).PUBLIC_URL, 'https://staging.example.com/v1')
   })
 
+  const TRUST_ANY = 'TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)'
   const BAD: Array<[env: Record<string, string>, message: string]> = [
     [{ PORT: 'http' }, 'PORT must be a whole number, got "http"'],
     [{ PORT: '-1' }, 'PORT must be a whole number, got "-1"'],
@@ -97,7 +100,9 @@ describe('loadConfig', () => {
     [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX is invalid: must be >= 1 (got 0)'],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number, got "5s"'],
     [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"'],
-    [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")']
+    [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")'],
+    [{ TRUST_PROXY: 'true' }, TRUST_ANY],
+    [{ TRUST_PROXY: 'TRUE' }, TRUST_ANY]
   ]
   for (const [env, message] of BAD) {
     const [[name, value]] = Object.entries(env) as [[string, string]]

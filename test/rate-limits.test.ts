@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomInt } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
@@ -122,6 +123,20 @@ describe('rate limit of failed authentication per client address', () => {
     assert.deepEqual([(await via('203.0.113.1')).statusCode, (await via('203.0.113.1')).statusCode, (await via('203.0.113.2')).statusCode], [401, 429, 401])
   })
 
+  test('behind TRUST_PROXY (a hop count or the proxy addresses), left-most X-Forwarded-For entries the client writes do not change its counted address', async (t) => {
+    for (const trustProxy of ['1', '127.0.0.1']) {
+      const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '2', TRUST_PROXY: trustProxy } })
+      // The proxy at 127.0.0.1 appends the address it sees; whatever comes before is the client's own.
+      const via = (client: string) => app.inject({
+        url: '/v1/pets',
+        headers: { 'x-forwarded-for': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(256)}, ${client}` },
+        remoteAddress: '127.0.0.1'
+      })
+      const statuses = [await via('203.0.113.7'), await via('203.0.113.7'), await via('203.0.113.7'), await via('203.0.113.8')].map((res) => res.statusCode)
+      assert.deepEqual(statuses, [401, 401, 429, 401], `TRUST_PROXY=${trustProxy}`)
+    }
+  })
+
   test('successful requests do not count against the address', async (t) => {
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
     for (let i = 0; i < 5; i++) assert.equal((await app.inject({ url: '/v1/pets', headers: app.auth })).statusCode, 200)
@@ -149,7 +164,7 @@ describe('rate limits across instances', () => {
     assert.deepEqual(statuses, [200, 200, 200, 200, 429])
   })
 
-  test('when Redis cannot be reached, requests pass uncounted and the log says why', async (t) => {
+  test('when Redis cannot be reached, requests pass uncounted and the log says why, once', async (t) => {
     const lines: string[] = []
     const logStream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
     // Never connected, and without an offline queue: every command fails at once, as when
@@ -160,6 +175,9 @@ describe('rate limits across instances', () => {
     for (let i = 0; i < 3; i++) {
       assert.deepEqual(fields(await app.inject({ url: '/v1/pets', headers: app.auth })), { status: 200, policy: '"default";q=1;w=60', state: undefined, retryAfter: undefined })
     }
-    assert.ok(lines.some((line) => JSON.parse(line).msg === 'rate limit store unavailable; request let through uncounted'), lines.join(''))
+    const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40)
+    assert.deepEqual(warnings.map((entry) => [entry.msg, entry.err.message]), [
+      ['Redis is not answering: rate limits are not counted until it answers again', 'Stream isn\'t writeable and enableOfflineQueue options is false']
+    ])
   })
 })

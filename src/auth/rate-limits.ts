@@ -2,13 +2,14 @@ import { normalizeIP } from '@fastify/rate-limit'
 import LocalStore, { type Count, type RateLimitStore } from '@fastify/rate-limit/store/LocalStore.js'
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Redis } from 'ioredis'
 import { ApiError } from '../http/errors.ts'
+import type { RedisBreaker } from './redis-breaker.ts'
 
 /**
  * Two budgets per minute: "default" per API key, and "failed-auth" per client address for
  * requests that fail authentication. Each counts in a store of @fastify/rate-limit: without
- * Redis in this process (its LocalStore), with Redis across every instance (its RedisStore).
+ * Redis in this process (its LocalStore), with Redis across every instance (its RedisStore,
+ * behind a circuit breaker).
  * The state goes out in the structured fields of draft-ietf-httpapi-ratelimit-headers:
  * RateLimit-Policy and RateLimit.
  */
@@ -17,7 +18,7 @@ export interface RateLimitSettings {
   /** 0 turns the per-key budget off. */
   perKeyPerMinute: number
   failedAuthPerMinute: number
-  redis?: Redis
+  redis?: RedisBreaker
   redisKeyPrefix: string
 }
 
@@ -41,6 +42,7 @@ interface Budget {
   /** The RateLimit-Policy field. */
   policy: string
   store: RateLimitStore
+  breaker?: RedisBreaker
 }
 
 const WINDOW_MS = 60_000
@@ -51,26 +53,30 @@ export const LOCAL_CACHE_ENTRIES = 10_000
 export function budgetStore (kind: string, settings: Pick<RateLimitSettings, 'redis' | 'redisKeyPrefix'>): RateLimitStore {
   // Fixed windows: neither of the stores' options that extend a window past the budget.
   return settings.redis
-    ? new RedisStore(false, false, settings.redis, `${settings.redisKeyPrefix}rate-limit:${kind}:`)
+    ? new RedisStore(false, false, settings.redis.client, `${settings.redisKeyPrefix}rate-limit:${kind}:`)
     : new LocalStore(false, false, LOCAL_CACHE_ENTRIES)
 }
 
 function budget (name: string, kind: string, quota: number, settings: RateLimitSettings): Budget {
-  return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store: budgetStore(kind, settings) }
+  return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store: budgetStore(kind, settings), breaker: settings.redis }
 }
 
 // An address without a colon is IPv4, which normalizeIP returns as it is, after testing it
 // against its long IPv6 pattern: that test was most of this key's cost on every 401.
 const addressOf = (request: FastifyRequest) => request.ip.includes(':') ? normalizeIP(request.ip) : request.ip
 
+const UNCOUNTED = Promise.resolve(undefined)
+
 /**
  * Counts one request against `key` (`read`: only reads the count). Undefined when the store
- * cannot answer (Redis away): an outage of the counter is not an outage of the API.
+ * cannot answer, or while the breaker keeps the counters off Redis: an outage of the counter
+ * is not an outage of the API. The breaker logs the outage, once.
  */
-function tally (request: FastifyRequest, { store, quota }: Budget, method: 'incr' | 'read', key: string): Promise<Count | undefined> {
+function tally ({ store, quota, breaker }: Budget, method: 'incr' | 'read', key: string): Promise<Count | undefined> {
+  if (breaker && !breaker.isClosed()) return UNCOUNTED
   return new Promise((resolve) => {
     store[method](key, (error, count) => {
-      if (error) request.log.warn({ err: error }, 'rate limit store unavailable; request let through uncounted')
+      if (error) breaker?.failed(error)
       resolve(count ?? undefined)
     }, WINDOW_MS, quota)
   })
@@ -100,20 +106,20 @@ export function rateLimits (settings: RateLimitSettings): AuthLimits {
       return spentUntil !== 0
     },
     async refuseSpentAddress (request, reply) {
-      const count = await tally(request, failedAuth, 'read', addressOf(request))
+      const count = await tally(failedAuth, 'read', addressOf(request))
       if (count && count.current >= failedAuth.quota) {
         announce(reply, failedAuth, count)
         throw tooMany(count, 'Too many requests from this address failed authentication; retry after the time in Retry-After.')
       }
     },
     async countFailure (request, reply) {
-      const count = await tally(request, failedAuth, 'incr', addressOf(request))
+      const count = await tally(failedAuth, 'incr', addressOf(request))
       announce(reply, failedAuth, count)
       if (count && count.current >= failedAuth.quota) spentUntil = Math.max(spentUntil, Date.now() + count.ttl)
     },
     countsKeys: settings.perKeyPerMinute > 0,
     async countKey (request, reply) {
-      const count = await tally(request, perKey, 'incr', String(request.apiKeyId))
+      const count = await tally(perKey, 'incr', String(request.apiKeyId))
       announce(reply, perKey, count)
       if (count && count.current > perKey.quota) {
         throw tooMany(count, `This API key has used its ${perKey.quota} requests of the current minute; retry after the time in Retry-After.`)

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { routeTemplateOf } from '../http/route-template.ts'
 
 type RequestLabel = 'route' | 'method' | 'status'
@@ -57,6 +57,22 @@ export function createMetrics (): Metrics {
   }
   // Merged once every metric is in `own`: the merged registry takes the metrics it finds.
   return { registry: Registry.merge([own, processMetrics()]), ...metrics }
+}
+
+/**
+ * Redis's state as the rate limits see it, in the app's registry only when REDIS_URL is set: a
+ * gauge (1 counting in Redis, 0 while the breaker keeps the counters off it) and a count of
+ * outages. Returns what to call on each change.
+ */
+export function redisMetrics ({ registry }: Pick<Metrics, 'registry'>): (state: 'up' | 'down') => void {
+  const registers = [registry]
+  const up = new Gauge({ name: 'petstore_redis_up', help: '1 while rate limits are counted in Redis; 0 while Redis does not answer and requests pass uncounted.', registers })
+  const opened = new Counter({ name: 'petstore_redis_breaker_opened_total', help: 'Times Redis stopped answering and rate limits stopped being counted.', registers })
+  up.set(1)
+  return (state) => {
+    up.set(state === 'up' ? 1 : 0)
+    if (state === 'down') opened.inc()
+  }
 }
 
 /** The counter and histogram children of one (route, method, status). */
