@@ -37,6 +37,9 @@ SELECT ${PET_COLUMNS}, (SELECT count(*) FROM claim) AS claimed FROM pet`
 const LIVE_RECORD = `SELECT r.fingerprint, p.id, p.name, p.category_id, p.status
   FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
   WHERE r.api_key_id = $1 AND r.idempotency_key = $2`
+// The oldest expired records first, found through the expires_at index.
+const DELETE_EXPIRED_RECORDS = `DELETE FROM idempotency_records WHERE (api_key_id, idempotency_key) IN (
+  SELECT api_key_id, idempotency_key FROM idempotency_records WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`
 // How long a request waits for another one holding the same key before it answers 409.
 const SAME_KEY_WAIT_MS = 2000
 
@@ -166,8 +169,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async deleteExpiredIdempotencyRecords (now: string): Promise<number> {
-    const result = await this.#query('DELETE FROM idempotency_records WHERE expires_at <= $1', [now])
+  async deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
+    const result = await this.#query(DELETE_EXPIRED_RECORDS, [now, limit])
     return result.rowCount ?? 0
   }
 
