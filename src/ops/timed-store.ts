@@ -97,8 +97,8 @@ export class TimedStore implements Store {
     return this.#timers.createPetIdempotently.time(() => this.#store.createPetIdempotently(pet, claim))
   }
 
-  deleteExpiredIdempotencyRecords (now: string): Promise<number> {
-    return this.#timers.deleteExpiredIdempotencyRecords.time(() => this.#store.deleteExpiredIdempotencyRecords(now))
+  deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
+    return this.#timers.deleteExpiredIdempotencyRecords.time(() => this.#store.deleteExpiredIdempotencyRecords(now, limit))
   }
 
   /** A store that reads in this thread answers at once (see Store.getPet), and stays so here. */

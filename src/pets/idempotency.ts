@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { setImmediate } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import type { NewPet } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
@@ -30,19 +31,46 @@ export function fingerprintOf (pet: NewPet): string {
 export const HOUR_MS = 3_600_000
 const PURGE_INTERVAL_MS = HOUR_MS
 
+// Records deleted per statement: each slice is its own short transaction, so neither the event
+// loop (SQLite runs in this thread) nor other writers wait on the purge for long.
+export const PURGE_SLICE = 1000
+
+/**
+ * Removes every record that expired at or before now (ISO 8601), a slice at a time, letting
+ * the event loop serve requests between slices; returns how many. Stops after the slice in
+ * flight once `signal` aborts.
+ */
+export async function purgeExpiredRecords (store: Store, now: string, signal?: AbortSignal): Promise<number> {
+  let deleted = 0
+  for (;;) {
+    const slice = await store.deleteExpiredIdempotencyRecords(now, PURGE_SLICE)
+    deleted += slice
+    if (slice < PURGE_SLICE) return deleted
+    await setImmediate()
+    if (signal?.aborted) return deleted
+  }
+}
+
 /**
  * Expired records no longer count (the store checks expiry on every claim); the hourly purge
- * only keeps the table from growing.
+ * only keeps the table from growing. One purge at a time; closing the app stops it.
  */
 export function purgeExpiredIdempotencyRecords (app: FastifyInstance, store: Store, now: () => number) {
   let timer: NodeJS.Timeout | undefined
+  const closing = new AbortController()
+  let running = false
   app.addHook('onReady', async () => {
     timer = setInterval(() => {
-      store.deleteExpiredIdempotencyRecords(new Date(now()).toISOString()).catch((error: unknown) => {
+      if (running) return
+      running = true
+      purgeExpiredRecords(store, new Date(now()).toISOString(), closing.signal).catch((error: unknown) => {
         app.log.warn({ err: error }, 'could not purge expired idempotency records')
-      })
+      }).finally(() => { running = false })
     }, PURGE_INTERVAL_MS)
     timer.unref()
   })
-  app.addHook('onClose', async () => { clearInterval(timer) })
+  app.addHook('onClose', async () => {
+    clearInterval(timer)
+    closing.abort()
+  })
 }

@@ -59,8 +59,11 @@ export interface Store {
   createPet(pet: NewPet): Promise<Pet>
   /** createPet at most once per (API key, Idempotency-Key) while the record lives. */
   createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
-  /** Removes records that expired before now (ISO 8601); returns how many. */
-  deleteExpiredIdempotencyRecords(now: string): Promise<number>
+  /**
+   * Removes at most limit records that expired at or before now (ISO 8601), in one short
+   * transaction; returns how many. The purge calls it until fewer than limit are left.
+   */
+  deleteExpiredIdempotencyRecords(now: string, limit: number): Promise<number>
   /**
    * A store that reads in this thread (SQLite) answers at once, with the pet rather than a
    * promise of it: a get that misses the answer cache then costs no promise either.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { buildTestApp, issueKey, json, type TestApp } from '../helpers.ts'
+import { purgeExpiredRecords } from '../../src/pets/idempotency.ts'
 
 const HOUR_MS = 3_600_000
 
@@ -85,7 +86,7 @@ describe('createPet with Idempotency-Key', () => {
     assert.equal(await app.store.countPets(), 2)
     const replayOfNew = await create(app, 'daily', '{"name":"Max","categoryId":8}')
     assert.equal(replayOfNew.body, reborn.body)
-    assert.equal(await app.store.deleteExpiredIdempotencyRecords(new Date(clock + 24 * HOUR_MS).toISOString()), 1)
+    assert.equal(await purgeExpiredRecords(app.store, new Date(clock + 24 * HOUR_MS).toISOString()), 1)
   })
 
   test('a malformed Idempotency-Key is 400 naming the header, and creates nothing', async (t) => {

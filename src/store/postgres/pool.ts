@@ -63,12 +63,26 @@ function connectionConfig (target: PostgresTarget, options: PostgresOptions): pg
   }
 }
 
-/** The pool requests use: bounded in size, and every wait on it bounded in time. */
-export function createPool (target: PostgresTarget, options: PostgresOptions): pg.Pool {
+/**
+ * How DATABASE_POOL_MAX connections are shared. Every pet insert waits for one lock (see
+ * writes.ts): while another instance holds it, inserts would hold every connection they got,
+ * and reads would wait for one. So the statements that can wait behind that lock (pet inserts,
+ * and the purge, whose rows an insert may hold) get at most a quarter of the connections,
+ * rounded up; reads and the rest always have the others. A pool of one has nothing to share.
+ */
+export function poolSizes (options: PostgresOptions): { others: number, inserts: number } | undefined {
+  const max = options.poolMax ?? 10
+  if (max < 2) return undefined
+  const inserts = Math.ceil(max / 4)
+  return { others: max - inserts, inserts }
+}
+
+/** A pool of at most `max` connections: every wait on it bounded in time. */
+export function createPool (target: PostgresTarget, options: PostgresOptions, max: number): pg.Pool {
   const statementTimeout = options.statementTimeoutMs ?? 5000
   const pool = new pg.Pool({
     ...connectionConfig(target, options),
-    max: options.poolMax ?? 10,
+    max,
     statement_timeout: statementTimeout,
     query_timeout: statementTimeout + READ_TIMEOUT_MARGIN_MS,
     idle_in_transaction_session_timeout: statementTimeout * 2

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
 import { loadMigrations } from '../migrations.ts'
-import { createMigrationClient, createPool, isLockTimeout, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { createMigrationClient, createPool, isLockTimeout, isOutage, parsePostgresUrl, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PET_INSERT_LOCK, PetInsertBatcher } from './writes.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../types.ts'
@@ -37,6 +37,9 @@ SELECT ${PET_COLUMNS}, (SELECT count(*) FROM claim) AS claimed FROM pet`
 const LIVE_RECORD = `SELECT r.fingerprint, p.id, p.name, p.category_id, p.status
   FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
   WHERE r.api_key_id = $1 AND r.idempotency_key = $2`
+// The oldest expired records first, found through the expires_at index.
+const DELETE_EXPIRED_RECORDS = `DELETE FROM idempotency_records WHERE (api_key_id, idempotency_key) IN (
+  SELECT api_key_id, idempotency_key FROM idempotency_records WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`
 // How long a request waits for another one holding the same key before it answers 409.
 const SAME_KEY_WAIT_MS = 2000
 
@@ -60,6 +63,8 @@ export class PostgresStore implements Store {
   readonly #target: PostgresTarget
   readonly #options: PostgresOptions
   readonly #pool: pg.Pool
+  // The connections statements that may wait for the pet insert lock are limited to (see poolSizes).
+  readonly #insertPool: pg.Pool
   // Each statement is prepared once per connection, under a name of its own.
   readonly #statementNames = new Map<string, string>()
   readonly #inserts: PetInsertBatcher
@@ -67,21 +72,23 @@ export class PostgresStore implements Store {
   constructor (url: string, options: PostgresOptions = {}) {
     this.#target = parsePostgresUrl(url)
     this.#options = options
-    this.#pool = createPool(this.#target, options)
-    this.#inserts = new PetInsertBatcher(async (text, values) => (await this.#query<{ id: string }>(text, values)).rows, this.#target.schema ?? '')
+    const sizes = poolSizes(options)
+    this.#pool = createPool(this.#target, options, sizes?.others ?? 1)
+    this.#insertPool = sizes ? createPool(this.#target, options, sizes.inserts) : this.#pool
+    this.#inserts = new PetInsertBatcher(async (text, values) => (await this.#query<{ id: string }>(text, values, this.#insertPool)).rows, this.#target.schema ?? '')
   }
 
   /** A transaction holding the pet insert lock of this schema until it commits. */
   #insertTransaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.#transaction(async (client) => {
+    return this.#transaction(this.#insertPool, async (client) => {
       await client.query({ name: 'petstore_insert_lock', text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [PET_INSERT_LOCK, this.#target.schema ?? ''] })
       return await work(client)
     })
   }
 
-  async #connect (): Promise<pg.PoolClient> {
+  async #connect (pool: pg.Pool): Promise<pg.PoolClient> {
     try {
-      return await this.#pool.connect()
+      return await pool.connect()
     } catch (error) {
       throw unavailable(this.#target, this.#options, error)
     }
@@ -91,10 +98,10 @@ export class PostgresStore implements Store {
    * One statement on a pooled connection; an outage becomes StoreUnavailableError and the
    * connection is dropped. Row is the shape of the rows the statement returns.
    */
-  async #query<Row extends pg.QueryResultRow = Record<string, never>> (text: string, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
+  async #query<Row extends pg.QueryResultRow = Record<string, never>> (text: string, values: unknown[] = [], pool = this.#pool): Promise<pg.QueryResult<Row>> {
     let name = this.#statementNames.get(text)
     if (!name) this.#statementNames.set(text, (name = `petstore_${this.#statementNames.size}`))
-    const client = await this.#connect()
+    const client = await this.#connect(pool)
     try {
       const result = await client.query<Row>({ name, text, values })
       client.release()
@@ -166,8 +173,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async deleteExpiredIdempotencyRecords (now: string): Promise<number> {
-    const result = await this.#query('DELETE FROM idempotency_records WHERE expires_at <= $1', [now])
+  async deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
+    const result = await this.#query(DELETE_EXPIRED_RECORDS, [now, limit], this.#insertPool)
     return result.rowCount ?? 0
   }
 
@@ -219,9 +226,9 @@ export class PostgresStore implements Store {
     return Number(rows[0]!.n)
   }
 
-  /** Runs work inside BEGIN … COMMIT on one pooled connection; an error rolls it back. */
-  async #transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#connect()
+  /** Runs work inside BEGIN … COMMIT on one connection of pool; an error rolls it back. */
+  async #transaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect(pool)
     try {
       await client.query('BEGIN')
       const result = await work(client)
@@ -251,7 +258,7 @@ export class PostgresStore implements Store {
   }
 
   async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
-    return this.#transaction(async (client) => {
+    return this.#transaction(this.#pool, async (client) => {
       const { rows: [old] } = await client.query<KeyRow>(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
         [oldExpiresAt, oldId, now])
       if (!old) return undefined
@@ -263,6 +270,6 @@ export class PostgresStore implements Store {
   }
 
   async close (): Promise<void> {
-    if (!this.#pool.ended) await this.#pool.end()
+    await Promise.all([...new Set([this.#pool, this.#insertPool])].map((pool) => pool.ended ? undefined : pool.end()))
   }
 }

@@ -1,16 +1,25 @@
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 
+// Pets and key hashes are nobody else's business on a shared machine. SQLite gives the WAL and
+// shm files the mode of the database file, so creating that one 0600 covers all three.
+const DIRECTORY_MODE = 0o700
+const FILE_MODE = 0o600
+
 /**
- * Opens the file, creating its directory. A failure (a path under a file, a directory, a file
+ * Opens the file, creating its directory (0700) and the file (0600); a directory or file that
+ * already exists keeps its mode. A failure (a path under a file, a directory, a file
  * that is not SQLite) names the setting, since that is what an operator fixes. Used by the
  * store's own connection and by its pet writer: both must see the same settings.
  */
 export function openDatabase (path: string): DatabaseSync {
   let db: DatabaseSync | undefined
   try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true, mode: DIRECTORY_MODE })
+      createFile(path)
+    }
     db = new DatabaseSync(path)
     // WAL lets readers run beside the writer; FULL syncs the WAL on every commit, so what is
     // acknowledged survives a crash or a power cut (the pet writer syncs apart from its
@@ -25,6 +34,15 @@ export function openDatabase (path: string): DatabaseSync {
     return db
   } catch (error) {
     if (db?.isOpen) db.close()
-    throw new Error(`DATABASE_URL sqlite:${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`)
+    throw new Error(`DATABASE_URL sqlite:${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  }
+}
+
+/** Creates an empty file with FILE_MODE for SQLite to open; anything already at the path is left to SQLite. */
+function createFile (path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', FILE_MODE))
+  } catch (error) {
+    if (!(error instanceof Error && 'code' in error && error.code === 'EEXIST')) throw error
   }
 }

@@ -25,6 +25,9 @@ export const SQLITE_HOT_QUERIES = {
 } as const
 
 const KEY_CHANGES = 'SELECT version FROM api_key_changes WHERE id = 1'
+// The oldest expired records first, found through the expires_at index.
+const DELETE_EXPIRED_RECORDS = `DELETE FROM idempotency_records WHERE (api_key_id, idempotency_key) IN (
+  SELECT api_key_id, idempotency_key FROM idempotency_records WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
@@ -133,8 +136,8 @@ export class SqliteStore implements Store {
     return this.#petWriter.createPetIdempotently(pet, claim)
   }
 
-  async deleteExpiredIdempotencyRecords (now: string): Promise<number> {
-    return Number(this.#statement('DELETE FROM idempotency_records WHERE expires_at <= ?').run(now).changes)
+  async deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
+    return Number(this.#statement(DELETE_EXPIRED_RECORDS).run(now, limit).changes)
   }
 
   getPet (id: bigint): Pet | undefined {
