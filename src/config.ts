@@ -5,7 +5,7 @@ import type { XStatic } from 'typebox/schema'
 /** Every setting the service reads, with its default. Only the entry points read process.env. */
 export const ConfigSchema = {
   type: 'object',
-  required: ['PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_CONNECT_TIMEOUT_MS', 'REDIS_TIMEOUT_MS', 'LOG_LEVEL', 'DEPRECATION_DATE', 'SUNSET_DATE', 'SHUTDOWN_TIMEOUT_MS', 'KEY_CACHE_TTL_MS', 'ANSWER_CACHE_ENTRIES', 'SHUTDOWN_DRAIN_MS', 'REDIS_KEY_PREFIX', 'IDEMPOTENCY_TTL_HOURS', 'RATE_LIMIT_PER_MINUTE', 'FAILED_AUTH_LIMIT_PER_MINUTE', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'CONNECTIONS_CHECK_INTERVAL_MS', 'MAX_CONNECTIONS', 'MAX_EVENT_LOOP_DELAY_MS'],
+  required: ['PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_CONNECT_TIMEOUT_MS', 'REDIS_TIMEOUT_MS', 'LOG_LEVEL', 'DEPRECATION_DATE', 'SUNSET_DATE', 'SHUTDOWN_TIMEOUT_MS', 'KEY_CACHE_TTL_MS', 'ANSWER_CACHE_ENTRIES', 'SHUTDOWN_DRAIN_MS', 'REDIS_KEY_PREFIX', 'IDEMPOTENCY_TTL_HOURS', 'RATE_LIMIT_PER_MINUTE', 'FAILED_AUTH_LIMIT_PER_MINUTE', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'CONNECTIONS_CHECK_INTERVAL_MS', 'MAX_CONNECTIONS', 'MAX_EVENT_LOOP_DELAY_MS', 'SEND_TIMEOUT_MS', 'MAX_CONNECTIONS_PER_ADDRESS'],
   properties: {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
     HOST: { type: 'string', pattern: '^\\S+$', default: '127.0.0.1' },
@@ -33,7 +33,9 @@ export const ConfigSchema = {
     KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 5000 },
     CONNECTIONS_CHECK_INTERVAL_MS: { type: 'integer', minimum: 10, default: 1000 },
     MAX_CONNECTIONS: { type: 'integer', minimum: 1, default: 1024 },
-    MAX_EVENT_LOOP_DELAY_MS: { type: 'integer', minimum: 0, default: 1000 }
+    MAX_EVENT_LOOP_DELAY_MS: { type: 'integer', minimum: 0, default: 1000 },
+    SEND_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 30000 },
+    MAX_CONNECTIONS_PER_ADDRESS: { type: 'integer', minimum: 0, default: 256 }
   }
 } as const
 
