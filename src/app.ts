@@ -3,7 +3,7 @@ import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
-import { clientErrorHandler, frameworkErrors } from './http/client-errors.ts'
+import { clientErrorHandler, frameworkErrors, refuseConnect } from './http/client-errors.ts'
 import type { Config } from './config.ts'
 import { connectionOptions, limitConnections } from './http/connections.ts'
 import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts'
@@ -76,6 +76,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers, buildValidator: validatorFactory() } }
   })
   limitConnections(app, config)
+  refuseConnect(app)
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setErrorHandler(errorHandler)
