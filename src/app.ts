@@ -3,13 +3,13 @@ import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
-import { clientErrorHandler, frameworkErrors } from './http/client-errors.ts'
+import { clientErrorHandler, frameworkErrors, refuseConnect } from './http/client-errors.ts'
 import type { Config } from './config.ts'
 import { connectionOptions, limitConnections } from './http/connections.ts'
 import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts'
 import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBody } from './http/json-body.ts'
-import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
+import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { bearerAuth } from './auth/bearer.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
@@ -70,7 +70,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   // pino and the request lines (requestLogging) write to one destination, in order.
   const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
   const app = Fastify({
-    logger: { ...loggerOptions(config), stream: logDestination },
+    logger: { ...loggerOptions(config), stream: keysRedacted(logDestination) },
     genReqId: requestIdOf,
     childLoggerFactory: lazyRequestLogger,
     // One line per request, written by requestLogging, instead of Fastify's two.
@@ -85,6 +85,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers, buildValidator: validatorFactory() } }
   })
   limitConnections(app, config)
+  refuseConnect(app)
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setErrorHandler(errorHandler)

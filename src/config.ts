@@ -32,7 +32,9 @@ export const ConfigSchema = Type.Object({
   CONNECTIONS_CHECK_INTERVAL_MS: Type.Integer({ minimum: 10, default: 1000 }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1024 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
-  REDIS_BREAKER_MS: Type.Integer({ minimum: 1, default: 5000 })
+  REDIS_BREAKER_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  SEND_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
+  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, default: 256 })
 }, { additionalProperties: false })
 
 export type Config = Static<typeof ConfigSchema>

@@ -27,7 +27,9 @@ const DEFAULTS = {
   CONNECTIONS_CHECK_INTERVAL_MS: 1000,
   MAX_CONNECTIONS: 1024,
   MAX_EVENT_LOOP_DELAY_MS: 1000,
-  REDIS_BREAKER_MS: 5000
+  REDIS_BREAKER_MS: 5000,
+  SEND_TIMEOUT_MS: 30000,
+  MAX_CONNECTIONS_PER_ADDRESS: 256
 }
 /** Variables with no default: unset means the feature is off or derived. */
 const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY']
@@ -72,7 +74,9 @@ describe('loadConfig', () => {
       CONNECTIONS_CHECK_INTERVAL_MS: 50,
       MAX_CONNECTIONS: 10,
       MAX_EVENT_LOOP_DELAY_MS: 0,
-      REDIS_BREAKER_MS: 100
+      REDIS_BREAKER_MS: 100,
+      SEND_TIMEOUT_MS: 500,
+      MAX_CONNECTIONS_PER_ADDRESS: 0
     }
     const env = { ...text, ...Object.fromEntries(Object.entries(numbers).map(([name, value]) => [name, String(value)])), PATH: '/usr/bin' }
     assert.deepEqual(loadConfig(env), { ...text, ...numbers })

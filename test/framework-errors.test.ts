@@ -81,6 +81,21 @@ describe('answers that bypass the error handler still carry the Error body', { t
     assertErrorAnswer(answer, 400, 'invalid_request', 'The request path is not a valid URL path for this service.', '/v1/pets/%zz')
   })
 
+  test('CONNECT is 405 method_not_allowed with the Error body and an empty Allow, and the connection is closed', async (t) => {
+    const { port } = await listenTestApp(t)
+    const socket = await openSocket(port)
+    t.after(() => socket.destroy())
+    const closed = new Promise<boolean>((resolve) => {
+      socket.once('close', () => resolve(true))
+      setTimeout(() => resolve(false), 5000)
+    })
+    const answer = readAnswer(socket)
+    socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+    const refused = await answer
+    assertErrorAnswer(refused, 405, 'method_not_allowed', 'CONNECT is not allowed: this service is not a proxy.', 'example.com:443', 'CONNECT')
+    assert.deepEqual({ allow: refused.headers.allow, connection: refused.headers.connection, closed: await closed }, { allow: '', connection: 'close', closed: true })
+  })
+
   test('headers that never finish are 408 request_timeout after HEADERS_TIMEOUT_MS', async (t) => {
     const { port } = await listenTestApp(t, { env: { HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '600', CONNECTIONS_CHECK_INTERVAL_MS: '50' } })
     const started = Date.now()

@@ -32,20 +32,38 @@ export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoEx
   this.log.info({ code, reason: error.code ?? error.message }, 'request rejected by the HTTP parser')
   // Never write into the middle of an answer that has already begun on this connection.
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage
-  if (socket.writable && !inFlight?.headersSent) {
-    const body = JSON.stringify(errorBody(code, message))
-    const status = errorBody(code, message).status
-    socket.end([
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      ...HEADER_LINES,
-      'Connection: close',
-      '',
-      body
-    ].join('\r\n'))
-  }
+  if (!inFlight?.headersSent) answerAndClose(socket, code, message)
   socket.destroySoon()
+}
+
+/**
+ * CONNECT asks for a tunnel, which this service does not give: 405 with the Error body. Node
+ * hands such a request to the server's 'connect' listeners and, when there is none, closes the
+ * connection without a word. An empty Allow says that the target allows no method.
+ */
+export function refuseConnect (app: FastifyInstance) {
+  app.server.on('connect', (_request: unknown, socket: Socket) => {
+    app.log.info({ code: 'method_not_allowed', method: 'CONNECT' }, 'request rejected: CONNECT')
+    answerAndClose(socket, 'method_not_allowed', 'CONNECT is not allowed: this service is not a proxy.', ['Allow: '])
+    socket.destroySoon()
+  })
+}
+
+/** An Error answer and the end of the connection, written as bytes. */
+function answerAndClose (socket: Socket, code: ErrorCode, message: string, extraHeaderLines: string[] = []) {
+  if (!socket.writable) return
+  const body = errorBody(code, message)
+  const text = JSON.stringify(body)
+  socket.end([
+    `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    ...HEADER_LINES,
+    ...extraHeaderLines,
+    'Connection: close',
+    '',
+    text
+  ].join('\r\n'))
 }
 
 /** Errors of the router (undecodable URL, overlong path parameter): a 400 like any bad path. */

@@ -1,9 +1,11 @@
 import type { ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Config } from '../config.ts'
+import { closeStalledAnswers } from './send-timeout.ts'
 
-type ConnectionSettings = Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'CONNECTIONS_CHECK_INTERVAL_MS' | 'MAX_CONNECTIONS'>
+type ConnectionSettings = Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'CONNECTIONS_CHECK_INTERVAL_MS' | 'MAX_CONNECTIONS' | 'SEND_TIMEOUT_MS' | 'MAX_CONNECTIONS_PER_ADDRESS'>
 
 /**
  * Slow clients cannot pin connections. Node's defaults let slow headers hold a connection for
@@ -25,24 +27,69 @@ export function connectionOptions (config: ConnectionSettings): Pick<FastifyServ
 type ServerSocket = Socket & { _httpMessage?: ServerResponse }
 
 /**
- * A cap on connections per process (past it Node closes new ones at once), an end for
- * connections that stay silent, and, when the app closes, an end for connections that never
- * sent a byte (close() waits for every connection, and these are not "idle" to Node).
+ * A cap on connections per process (past it Node closes new ones at once) and per client
+ * address, an end for connections that stay silent and for answers the client stops reading
+ * (send-timeout.ts), and, when the app closes, an end for connections that never sent a byte
+ * (close() waits for every connection, and these are not "idle" to Node).
  */
 export function limitConnections (app: FastifyInstance, config: ConnectionSettings) {
   const server = app.server
   server.maxConnections = config.MAX_CONNECTIONS
   // With a listener here Node no longer destroys a socket on inactivity by itself: only a
-  // socket with no answer in progress is ended, so a slow handler is never cut.
+  // socket with no answer in progress is ended, so a slow handler is never cut. An answer the
+  // client does not take is the send timeout's to end.
   server.on('timeout', (socket: ServerSocket) => {
     if (!socket._httpMessage) socket.destroy()
   })
   const open = new Set<Socket>()
+  const admit = config.MAX_CONNECTIONS_PER_ADDRESS === 0 ? () => true : addressCap(app, config.MAX_CONNECTIONS_PER_ADDRESS)
   server.on('connection', (socket: Socket) => {
+    if (!admit(socket)) return
     open.add(socket)
     socket.once('close', () => open.delete(socket))
   })
+  const stopSendTimeout = closeStalledAnswers(open, { timeoutMs: config.SEND_TIMEOUT_MS, checkEveryMs: config.CONNECTIONS_CHECK_INTERVAL_MS })
+  app.addHook('onClose', async () => stopSendTimeout())
   app.addHook('preClose', async () => {
     for (const socket of open) if (socket.bytesRead === 0) socket.destroy()
   })
+}
+
+/**
+ * At most `cap` open connections per client address (an IPv6 client per /64, as the failed-auth
+ * limit counts it): one address cannot take every slot of MAX_CONNECTIONS. A connection over
+ * the cap is destroyed at once, before a byte is read. The TCP peer is counted, so behind a
+ * proxy every client shares the proxy's address (see docs/configuration.md).
+ */
+function addressCap (app: FastifyInstance, cap: number): (socket: Socket) => boolean {
+  const counts = new Map<string, number>()
+  // Addresses refused since they last held no connection: one log line per flood, not one per
+  // connection, so a flood cannot flood the log.
+  const refusing = new Set<string>()
+  return (socket) => {
+    const peer = socket.remoteAddress
+    // Already gone (reset while being accepted): nothing to count.
+    if (peer === undefined) return true
+    const address = peer.includes(':') ? normalizeIP(peer) : peer
+    const count = counts.get(address) ?? 0
+    if (count >= cap) {
+      socket.destroy()
+      if (!refusing.has(address)) {
+        refusing.add(address)
+        app.log.warn({ address, limit: cap }, 'connections refused: this address holds MAX_CONNECTIONS_PER_ADDRESS connections')
+      }
+      return false
+    }
+    counts.set(address, count + 1)
+    socket.once('close', () => {
+      const left = counts.get(address)! - 1
+      if (left > 0) {
+        counts.set(address, left)
+      } else {
+        counts.delete(address)
+        refusing.delete(address)
+      }
+    })
+    return true
+  }
 }

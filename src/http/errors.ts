@@ -47,6 +47,14 @@ function bounded (text: string, max: number): string {
   return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…'
 }
 
+/** The most characters of client input (a path, a header value) that a message quotes. */
+const INPUT_ECHO_MAX = 200
+
+/** Client input as a message quotes it: at most INPUT_ECHO_MAX characters, cut with an ellipsis. */
+export function echoed (input: string): string {
+  return bounded(input, INPUT_ECHO_MAX)
+}
+
 export function errorBody (code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   const body: ErrorBody = { code, message: bounded(message, ERROR_MESSAGE_MAX), status: ERROR_CODES[code] }
   if (details && details.length > 0) {
@@ -69,7 +77,8 @@ export function toErrorBody (error: FastifyError | ApiError, requestId: string):
   const status = typeof error.statusCode === 'number' ? error.statusCode : 500
   if (status >= 400 && status < 500) {
     const code = CODE_BY_STATUS.get(status) ?? 'invalid_request'
-    const message = FRAMEWORK_MESSAGES[error.code] ?? (code === 'invalid_request' ? error.message : defaultMessage(code))
+    // Fastify's and Node's words can quote the request.
+    const message = FRAMEWORK_MESSAGES[error.code] ?? (code === 'invalid_request' ? echoed(error.message) : defaultMessage(code))
     return errorBody(code, message)
   }
   if (status === 503) return errorBody('unavailable', `The service is unavailable; retry later (request id ${requestId}).`)
@@ -98,5 +107,5 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
 }
 
 export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {
-  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`))
+  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${echoed(request.url.split('?')[0]!)}.`))
 }

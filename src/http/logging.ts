@@ -9,10 +9,27 @@ import { routeTemplateOf } from './route-template.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** A caller's X-Request-Id is kept when it is a sane token, so traces join across services. */
+/**
+ * Text that looks like an API key (auth/keys.ts: psk_ and 43 base64url characters): psk_ and
+ * 20 or more key characters, also with its underscore percent-encoded. Looser than the key's
+ * own pattern, so that a key cut short, or run together with other text, is caught too.
+ */
+const KEY_LIKE = /psk(?:_|%5[Ff])[\w%-]{20,}/g
+const REDACTED_KEY = 'psk_[REDACTED]'
+
+/** The text with anything that looks like an API key replaced: keys never reach the log. */
+function withoutKeys (text: string): string {
+  // Almost no text holds "psk": the search is the whole cost then.
+  return text.includes('psk') ? text.replace(KEY_LIKE, REDACTED_KEY) : text
+}
+
+/**
+ * A caller's X-Request-Id is kept when it is a sane token, so traces join across services; an
+ * id that looks like a key (a key pasted into the wrong header) is replaced, as the id is logged.
+ */
 export function requestIdOf (request: IncomingMessage): string {
   const given = request.headers['x-request-id']
-  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) && withoutKeys(given) === given ? given : randomUUID()
 }
 
 export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>): LoggerOptions {
@@ -47,6 +64,15 @@ export function batchedStdout (): LogDestination {
 
 /** Where log lines go: a stream, or anything with pino's write(line). */
 export type LogDestination = Pick<NodeJS.WritableStream, 'write'>
+
+/**
+ * pino's lines on their way to the destination, with anything that looks like a key replaced:
+ * a message or field can quote the request (a header value, a query parameter). The request
+ * lines (requestLine) hold only fields cleaned where they are made, and skip this scan.
+ */
+export function keysRedacted (destination: LogDestination): { write(line: string): void } {
+  return { write: (line) => { destination.write(withoutKeys(line)) } }
+}
 
 /** What BatchedLines writes to: sonic-boom (pino.destination) in buffer mode, or a stand-in in tests. */
 interface LineFile { write(data: Buffer): boolean, flushSync(): void }
@@ -155,7 +181,8 @@ export function requestLogging (app: FastifyInstance, destination: LogDestinatio
 export function requestLine (request: FastifyRequest, status: number, elapsedMs: number): string {
   const route = routeTemplateOf(request)
   const keyId = request.apiKeyId
-  // The path goes without its query: a secret put in a query string stays out of logs.
+  // The path goes without its query, so a secret put in a query string stays out of logs, and
+  // without anything that looks like a key.
   return LINE_HEAD + Date.now() + LINE_BASE +
     ',"reqId":' + jsonString(request.id) + ',"method":' + jsonString(request.method) +
     ',"route":' + (route === undefined ? 'null' : routeJson(route)) +
@@ -191,5 +218,5 @@ function routeJson (route: string): string {
 
 function pathOf (url: string): string {
   const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
+  return withoutKeys(query === -1 ? url : url.slice(0, query))
 }

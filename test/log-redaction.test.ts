@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { buildTestApp } from './helpers.ts'
+import { captureLog } from './log-capture.ts'
+
+/**
+ * A key sent where it does not belong (pasted into the path, sent as X-Request-Id or in a
+ * header the service quotes) never reaches the log: the line says psk_[REDACTED] instead.
+ */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+async function appWithLog (t: import('node:test').TestContext) {
+  const log = captureLog()
+  const api = await buildTestApp(t, { env: { LOG_LEVEL: 'info' }, logStream: log.stream })
+  return { ...api, log }
+}
+
+test('a key in the path is logged as psk_[REDACTED], also percent-encoded or cut short, and the query stays out', async (t) => {
+  const api = await appWithLog(t)
+  const key = api.key
+  const cases: Array<[url: string, path: string, status: number]> = [
+    [`/v1/pets/${key}`, '/v1/pets/psk_[REDACTED]', 400],
+    [`/${key}/pets`, '/psk_[REDACTED]/pets', 404],
+    [`/v1/pets/psk%5F${key.slice(4)}`, '/v1/pets/psk_[REDACTED]', 400],
+    [`/v1/pets/x${key.slice(0, 24)}`, '/v1/pets/xpsk_[REDACTED]', 400],
+    [`/v1/pets?cursor=${key}`, '/v1/pets', 400],
+    [`/docs/${key}?key=${key}`, '/docs/psk_[REDACTED]', 404]
+  ]
+  for (const [url] of cases) await api.app.inject({ url, headers: api.auth })
+  const lines = api.log.entries().filter((line) => line.msg === 'request')
+  assert.deepEqual(lines.map(({ path, status }) => ({ path, status })), cases.map(([, path, status]) => ({ path, status })))
+  assert.ok(!api.log.text().includes(key.slice(4, 24)), 'the log holds the key')
+  // A short psk_ word is no key: it is logged as sent.
+  await api.app.inject({ url: '/v1/pets/psk_short', headers: api.auth })
+  assert.equal(api.log.entries().at(-1)?.path, '/v1/pets/psk_short')
+})
+
+test('an X-Request-Id that looks like a key is not taken: a fresh id is made, logged and returned', async (t) => {
+  const api = await appWithLog(t)
+  for (const given of [api.key, `trace-${api.key.slice(0, 30)}`, `psk_${'a'.repeat(20)}`]) {
+    const res = await api.app.inject({ url: '/v1/pets', headers: { ...api.auth, 'x-request-id': given } })
+    const answered = String(res.headers['x-request-id'])
+    assert.match(answered, UUID, `kept ${given}`)
+    assert.equal(api.log.entries().at(-1)?.reqId, answered)
+  }
+  // An id with psk_ and fewer key characters after it is kept.
+  const kept = await api.app.inject({ url: '/v1/pets', headers: { ...api.auth, 'x-request-id': `psk_${'a'.repeat(19)}` } })
+  assert.equal(kept.headers['x-request-id'], `psk_${'a'.repeat(19)}`)
+  assert.ok(!api.log.text().includes(api.key.slice(4, 24)), 'the log holds the key')
+})
+
+test('every other log line is cleaned on its way out: a key in any field or message is redacted', async (t) => {
+  const api = await appWithLog(t)
+  // What a line quoting the request would hold (a library's message, a header value).
+  api.app.log.warn({ reason: `Unsupported Media Type: text/${api.key}` }, `refused ${api.key}`)
+  const line = api.log.entries().at(-1)
+  assert.deepEqual({ reason: line?.reason, msg: line?.msg }, { reason: 'Unsupported Media Type: text/psk_[REDACTED]', msg: 'refused psk_[REDACTED]' })
+  // The display prefix the service logs on purpose (12 characters) is no key.
+  api.app.log.info({ prefix: api.key.slice(0, 12) }, 'created')
+  assert.equal(api.log.entries().at(-1)?.prefix, api.key.slice(0, 12))
+  assert.ok(!api.log.text().includes(api.key.slice(4, 24)), 'the log holds the key')
+})
