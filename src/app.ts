@@ -56,7 +56,7 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
 }
 
 export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
-  const metrics = createMetrics()
+  const metrics = createMetrics(givenStore.kind)
   const store = new TimedStore(givenStore, metrics.storeDuration)
   // pino and the request lines (requestLogging) write to one destination, in order.
   const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
@@ -118,7 +118,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
 
   // Before every route, which it records.
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
-  await app.register(healthRoutes, { store, redis, isDraining: () => app.isDraining() })
+  await app.register(healthRoutes, { store, redis, isDraining: () => app.isDraining(), ready: metrics.ready })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
     await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL })
