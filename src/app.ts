@@ -16,6 +16,7 @@ import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { createMetrics, metricsPlugin } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
+import type { Tracing } from './ops/tracing.ts'
 import { openapiRoute } from './ops/openapi.ts'
 import { rateLimits } from './auth/rate-limits.ts'
 import { securityHeaders } from './http/security-headers.ts'
@@ -47,6 +48,8 @@ export interface AppDeps {
    * `npm run openapi` and its test. The service itself serves the committed document.
    */
   describeRoutes?: boolean
+  /** OpenTelemetry, when OTEL_* turns it on (src/server.ts); without it nothing is traced. */
+  tracing?: Tracing
 }
 
 /** TRUST_PROXY: "true" (any proxy), or the comma-separated addresses/CIDRs of the proxies in front. */
@@ -55,9 +58,9 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
   return setting === 'true' ? true : setting
 }
 
-export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false, tracing }: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics(givenStore.kind)
-  const store = new TimedStore(givenStore, metrics.storeDuration)
+  const store = new TimedStore(givenStore, metrics.storeDuration, tracing?.storeSpan(givenStore.kind))
   // pino and the request lines (requestLogging) write to one destination, in order.
   const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
   const app = Fastify({
@@ -76,6 +79,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers, buildValidator: validatorFactory() } }
   })
   limitConnections(app, config)
+  // First: its request span then covers every hook and route registered after it.
+  if (tracing) await app.register(tracing.plugin)
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setErrorHandler(errorHandler)
@@ -90,7 +95,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     }
   })
   keepRouteTemplates(app)
-  requestLogging(app, logDestination)
+  requestLogging(app, logDestination, tracing?.logFields)
   await app.register(metricsPlugin, { metrics })
   // Before lifecycle, whose 503 while closing then still carries the CORS fields.
   await app.register(cors, corsOptions)
