@@ -16,6 +16,7 @@ import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
+import type { Tracing } from './ops/tracing.ts'
 import { openapiRoute } from './ops/openapi.ts'
 import { rateLimits } from './auth/rate-limits.ts'
 import { redisBreaker } from './auth/redis-breaker.ts'
@@ -47,6 +48,8 @@ export interface AppDeps {
    * `npm run openapi` and its test. The service itself serves the committed document.
    */
   describeRoutes?: boolean
+  /** OpenTelemetry, when OTEL_* turns it on (src/server.ts); without it nothing is traced. */
+  tracing?: Tracing
 }
 
 const HOP_COUNT = /^\d+$/
@@ -64,9 +67,9 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
   return (_address: string, hop: number) => hop < hops
 }
 
-export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false }: AppDeps): Promise<FastifyInstance> {
-  const metrics = createMetrics()
-  const store = new TimedStore(givenStore, metrics.storeDuration)
+export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false, tracing }: AppDeps): Promise<FastifyInstance> {
+  const metrics = createMetrics(givenStore.kind)
+  const store = new TimedStore(givenStore, metrics.storeDuration, tracing?.storeSpan(givenStore.kind))
   // pino and the request lines (requestLogging) write to one destination, in order.
   const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
   const app = Fastify({
@@ -86,6 +89,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
   limitConnections(app, config)
   refuseConnect(app)
+  // First: its request span then covers every hook and route registered after it.
+  if (tracing) await app.register(tracing.plugin)
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setErrorHandler(errorHandler)
@@ -97,7 +102,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     done(null, parseJsonBody(body))
   })
   keepRouteTemplates(app)
-  requestLogging(app, logDestination)
+  requestLogging(app, logDestination, tracing?.logFields)
   await app.register(metricsPlugin, { metrics })
   // Before lifecycle, whose 503 while closing then still carries the CORS fields.
   await app.register(cors, corsOptions)
@@ -126,7 +131,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
 
   // Before every route, which it records.
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
-  await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining() })
+  await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining(), ready: metrics.ready })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
     await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL })

@@ -9,6 +9,8 @@ import { openStore, poolOptions } from './store/index.ts'
 /** Serves until SIGTERM or SIGINT, then drains and exits 0. Used by `npm start` and `petstore serve`. */
 export async function serve (env: Record<string, string | undefined>): Promise<FastifyInstance> {
   const config: Config = loadConfig(env)
+  // Before the store opens: the PostgreSQL instrumentation patches the driver as it is loaded.
+  const tracing = tracingWanted(env) ? (await import('./ops/tracing.ts')).startTracing(env) : undefined
   const store = await openStore(config.DATABASE_URL, poolOptions(config))
   await store.migrate()
   const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS)
@@ -19,11 +21,22 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
     process.stderr.write(`\nFirst API key (shown once, keep it): ${firstKey}\n` +
       'Make more with: npm run --silent petstore -- keys create --name NAME\n\n')
   }
-  const app = await buildApp({ config, store, redis, logStream: batchedStdout() })
+  const app = await buildApp({ config, store, redis, logStream: batchedStdout(), tracing })
+  if (tracing) app.addHook('onClose', () => tracing.shutdown())
   if (firstKey) app.log.info({ prefix: firstKey.slice(0, 12) }, 'created the first API key; it was printed once on stderr')
   await app.listen({ port: config.PORT, host: config.HOST })
   closeOnSignals(app, config)
   return app
+}
+
+/**
+ * Tracing is on when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) and OTEL_SDK_DISABLED is not true. Off, the OpenTelemetry
+ * SDK is never loaded and nothing is added to the request path.
+ */
+export function tracingWanted (env: Record<string, string | undefined>): boolean {
+  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+  return Boolean(endpoint) && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true'
 }
 
 /**

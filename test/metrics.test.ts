@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { test, type TestContext } from 'node:test'
 import { Histogram } from 'prom-client'
 import { TimedStore } from '../src/ops/timed-store.ts'
@@ -75,9 +76,48 @@ test('every metric of the service is exposed with its help text and type', async
     '# HELP petstore_rate_limited_total Requests refused with 429 by a rate limit.',
     '# TYPE petstore_rate_limited_total counter',
     '# HELP petstore_store_query_duration_seconds Time spent in store calls, by store operation and outcome (ok or error).',
-    '# TYPE petstore_store_query_duration_seconds histogram'
+    '# TYPE petstore_store_query_duration_seconds histogram',
+    '# HELP petstore_ready Whether the instance is ready (1) or not (0), as /readyz answers; kept current on a timer.',
+    '# TYPE petstore_ready gauge',
+    '# HELP petstore_build_info Always 1; the labels name the version, the Node.js version and the store.',
+    '# TYPE petstore_build_info gauge'
   ])
 })
+
+test('petstore_build_info names the version of package.json, the Node.js version and the store', async (t) => {
+  const { app, store } = await buildTestApp(t)
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  const text = (await app.inject({ url: '/metrics' })).body
+  const lines = text.split('\n').filter((line) => line.startsWith('petstore_build_info'))
+  assert.deepEqual(lines, [`petstore_build_info{version="${version}",node="${process.version}",store="${store.kind}"} 1`])
+})
+
+test('petstore_ready follows readiness on its own timer, and at once when /readyz is asked', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] })
+  const { app, store } = await buildTestApp(t)
+  const ready = async () => sample((await app.inject({ url: '/metrics' })).body, 'petstore_ready')
+  // Checked before the app is ready: 1 without anyone asking /readyz.
+  assert.equal(await ready(), 1)
+  await store.close()
+  assert.equal(await ready(), 1, 'not checked again before the timer fires')
+  t.mock.timers.tick(5000)
+  await waitFor(async () => await ready() === 0)
+  assert.equal(await ready(), 0)
+
+  const second = await buildTestApp(t)
+  assert.equal(sample((await second.app.inject({ url: '/metrics' })).body, 'petstore_ready'), 1)
+  await second.store.close()
+  assert.equal((await second.app.inject({ url: '/readyz' })).statusCode, 503)
+  assert.equal(sample((await second.app.inject({ url: '/metrics' })).body, 'petstore_ready'), 0)
+})
+
+/** Polls an asynchronous condition (a check started by a timer settles a few turns later). */
+async function waitFor (condition: () => Promise<boolean>, tries = 100): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await condition()) return
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
 
 test('request durations fall into cumulative buckets, a duration equal to a bound into that bound\'s bucket', async (t) => {
   const clock = fakeClock(t)
@@ -198,6 +238,8 @@ test('rate-limited answers (429) are counted', async (t) => {
 
 test('store failures are timed with outcome="error"', async (t) => {
   const { app, store, auth } = await buildTestApp(t)
+  // Ready first: its readiness check would otherwise meet the closed store too.
+  await app.ready()
   await store.close()
   const res = await app.inject({ url: '/v1/pets/1', headers: auth })
   assert.equal(res.statusCode, 500)

@@ -158,13 +158,14 @@ const LINE_HEAD = '{"level":30,"time":'
 const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
 
 /**
- * One line per request: id, method, route template, status, duration, key id. Never the key.
+ * One line per request: id, method, route template, status, duration, key id, and trace_id and
+ * span_id when the request is traced. Never the key.
  * The line has a fixed shape, so it is built as a string, the same line pino writes for
  * log.info({ reqId, ... }, 'request'), without pino's generic serializer and redaction pass
  * (the log hook fell from about 7 % to 4.4 % of a cached listing's profile); every other line
  * goes through pino. Both go to the same destination, so their order is kept.
  */
-export function requestLogging (app: FastifyInstance, destination: LogDestination) {
+export function requestLogging (app: FastifyInstance, destination: LogDestination, traceFields?: TraceFields) {
   // Hooks in callback form here and in the other per-request plugins: no promise per hook.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
@@ -173,12 +174,15 @@ export function requestLogging (app: FastifyInstance, destination: LogDestinatio
   // The app's logger is pino's (app.ts gives Fastify pino's options).
   const log = app.log as unknown as Logger
   app.addHook('onResponse', (request, reply, done) => {
-    if (log.isLevelEnabled('info')) destination.write(requestLine(request, reply.statusCode, reply.elapsedTime))
+    if (log.isLevelEnabled('info')) destination.write(requestLine(request, reply.statusCode, reply.elapsedTime, traceFields))
     done()
   })
 }
 
-export function requestLine (request: FastifyRequest, status: number, elapsedMs: number): string {
+/** The trace_id and span_id fields of a request's line, ready to insert; '' when it has no recorded span. */
+export type TraceFields = (request: FastifyRequest) => string
+
+export function requestLine (request: FastifyRequest, status: number, elapsedMs: number, traceFields?: TraceFields): string {
   const route = routeTemplateOf(request)
   const keyId = request.apiKeyId
   // The path goes without its query, so a secret put in a query string stays out of logs, and
@@ -190,6 +194,7 @@ export function requestLine (request: FastifyRequest, status: number, elapsedMs:
     ',"status":' + status +
     ',"durationMs":' + Math.round(elapsedMs * 100) / 100 +
     ',"keyId":' + (keyId === undefined ? 'null' : keyId) +
+    (traceFields === undefined ? '' : traceFields(request)) +
     ',"msg":"request"}\n'
 }
 
@@ -216,7 +221,8 @@ function routeJson (route: string): string {
   return json
 }
 
-function pathOf (url: string): string {
+/** A request's URL without its query. */
+export function pathOf (url: string): string {
   const query = url.indexOf('?')
   return withoutKeys(query === -1 ? url : url.slice(0, query))
 }

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { Gauge } from 'prom-client'
 import { ApiError } from '../http/errors.ts'
 import type { Store } from '../store/types.ts'
 
@@ -8,25 +9,70 @@ export interface HealthOptions {
   checkRedis?: () => Promise<'up' | 'down'>
   /** True from the start of a graceful stop: the load balancer should send no more. */
   isDraining: () => boolean
+  /** petstore_ready: set from the same check as /readyz, on a timer and on each /readyz. */
+  ready?: Gauge
 }
+
+// Often enough for an alert to see a change within a scrape or two.
+const READINESS_CHECK_MS = 5000
 
 /**
  * Liveness and readiness for load balancers and orchestrators: outside /v1, no key. Redis is
  * not part of readiness: it only holds the rate-limit counters, and while it is away every
  * instance serves uncounted; failing readiness would take the whole fleet out of the balancer.
  */
-export async function healthRoutes (app: FastifyInstance, { store, checkRedis, isDraining }: HealthOptions) {
+export async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
   app.get<{ Querystring: { verbose?: string } }>('/readyz', { schema: { hide: true } }, async (request) => {
-    if (isDraining()) throw new ApiError('unavailable', 'The server is shutting down.')
-    try {
-      await store.checkReady()
-    } catch (error) {
-      request.log.warn({ err: error }, 'not ready: store')
-      throw new ApiError('unavailable', 'The store is not reachable or not migrated')
-    }
+    const problem = await notReadyBecause(options, request.log)
+    options.ready?.set(problem === undefined ? 1 : 0)
+    if (problem !== undefined) throw new ApiError('unavailable', problem)
     if (request.query.verbose === undefined) return { status: 'ready' }
-    return { status: 'ready', checks: { store: 'up', ...(checkRedis && { redis: await checkRedis() }) } }
+    return { status: 'ready', checks: { store: 'up', ...(options.checkRedis && { redis: await options.checkRedis() }) } }
   })
+
+  if (options.ready) reportReadiness(app, options, options.ready)
+}
+
+/** Why the instance is not ready, as /readyz says it; undefined when it is ready. */
+async function notReadyBecause ({ store, isDraining }: HealthOptions, log: FastifyBaseLogger | undefined): Promise<string | undefined> {
+  if (isDraining()) return 'The server is shutting down.'
+  try {
+    await store.checkReady()
+  } catch (error) {
+    log?.warn({ err: error }, 'not ready: store')
+    return 'The store is not reachable or not migrated'
+  }
+  return undefined
+}
+
+/**
+ * Keeps petstore_ready current whether or not anything asks /readyz: checked once before the
+ * app is ready, then every READINESS_CHECK_MS, one check at a time. A change is logged once,
+ * not every check.
+ */
+function reportReadiness (app: FastifyInstance, options: HealthOptions, ready: Gauge) {
+  let timer: NodeJS.Timeout | undefined
+  let checking = false
+  let wasReady: boolean | undefined
+  const check = async () => {
+    if (checking) return
+    checking = true
+    try {
+      // The cause is logged only when readiness is lost, not on every failing check.
+      const problem = await notReadyBecause(options, wasReady === false ? undefined : app.log)
+      const isReady = problem === undefined
+      ready.set(isReady ? 1 : 0)
+      if (wasReady === false && isReady) app.log.info('ready again')
+      wasReady = isReady
+    } finally {
+      checking = false
+    }
+  }
+  app.addHook('onReady', async () => {
+    await check()
+    timer = setInterval(check, READINESS_CHECK_MS).unref()
+  })
+  app.addHook('onClose', async () => { clearInterval(timer) })
 }

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import packageJson from '../../package.json' with { type: 'json' }
 import { routeTemplateOf } from '../http/route-template.ts'
+import type { Store } from '../store/types.ts'
 
 type RequestLabel = 'route' | 'method' | 'status'
 
@@ -14,6 +16,10 @@ export interface Metrics {
   authFailures: Counter
   rateLimited: Counter
   storeDuration: Histogram<'operation' | 'outcome'>
+  /** 1 while /readyz would answer 200, else 0 (src/ops/health.ts keeps it current). */
+  ready: Gauge
+  /** Always 1; its labels say what runs: version, Node and store. */
+  buildInfo: Gauge<'version' | 'node' | 'store'>
 }
 
 let processRegistry: Registry | undefined
@@ -31,7 +37,7 @@ function processMetrics (): Registry {
   return processRegistry
 }
 
-export function createMetrics (): Metrics {
+export function createMetrics (store: Store['kind']): Metrics {
   const own = new Registry()
   const registers = [own]
   const labelNames = ['route', 'method', 'status'] as const
@@ -53,8 +59,12 @@ export function createMetrics (): Metrics {
       labelNames: ['operation', 'outcome'],
       buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers
-    })
+    }),
+    ready: new Gauge({ name: 'petstore_ready', help: 'Whether the instance is ready (1) or not (0), as /readyz answers; kept current on a timer.', registers }),
+    buildInfo: new Gauge({ name: 'petstore_build_info', help: 'Always 1; the labels name the version, the Node.js version and the store.', labelNames: ['version', 'node', 'store'], registers })
+    // The answer cache's hit and miss counters (petstore_answer_cache_*) belong here.
   }
+  metrics.buildInfo.labels(packageJson.version, process.version, store).set(1)
   // Merged once every metric is in `own`: the merged registry takes the metrics it finds.
   return { registry: Registry.merge([own, processMetrics()]), ...metrics }
 }
