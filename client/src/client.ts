@@ -1,14 +1,19 @@
-import { PetstoreError, type ErrorCode } from './errors.ts'
 import type { components } from './generated/openapi.ts'
-import { parseJson, stringifyJson, toInt64 } from './json.ts'
+import { parseJson, toInt64, type Int64Input, type Int64Mode } from './json.ts'
 import { nextLink } from './link.ts'
-import { retryAfterSeconds, retrySettings, withRetries, type RetryOptions } from './retry.ts'
+import { metaOf, type ResponseMeta } from './meta.ts'
+import type { RetryOptions } from './retry.ts'
+import { createTransport, type Answered } from './transport.ts'
 import { randomUuid } from './uuid.ts'
 
-export type Pet = components['schemas']['Pet']
-export type PetStatus = components['schemas']['PetStatus']
-/** A pet to add. categoryId may be a number when it is a safe integer; pets come back with bigint. */
-export type NewPet = Omit<components['schemas']['NewPet'], 'categoryId'> & { categoryId: bigint | number }
+type Schemas = components['schemas']
+type Int64Of<I extends Int64Mode> = I extends 'string' ? string : bigint
+
+export type PetStatus = Schemas['PetStatus']
+/** A pet as the service answers it: `id` and `categoryId` are bigint, or decimal strings with `int64: 'string'`. */
+export type Pet<I extends Int64Mode = 'bigint'> = { [K in keyof Schemas['Pet']]: K extends 'id' | 'categoryId' ? Int64Of<I> : Schemas['Pet'][K] }
+/** A pet to add. categoryId may be a bigint, a safe-integer number or a decimal string. */
+export type NewPet = Omit<Schemas['NewPet'], 'categoryId'> & { categoryId: Int64Input }
 
 export interface ListPetsParams {
   /** 1 to 100; the service's default is 20. */
@@ -18,114 +23,142 @@ export interface ListPetsParams {
   cursor?: string
 }
 
-export interface PetPage {
-  pets: Pet[]
+export interface PetPage<I extends Int64Mode = 'bigint'> {
+  pets: Array<Pet<I>>
   /** The cursor of the next page, from the Link rel="next" header; undefined on the last page. */
   next: string | undefined
 }
 
-export interface PetstoreClientOptions {
+/** What every call accepts: a signal that aborts it, and `meta: true` for the answer's metadata. */
+export interface CallOptions<M extends boolean = false> {
+  /** Aborts the call, its retries and their waits; the call rejects with the signal's reason. */
+  signal?: AbortSignal
+  /** true: the call resolves to `{ data, meta }` instead of the data alone. */
+  meta?: M
+}
+
+export type ListOptions<M extends boolean = false> = ListPetsParams & CallOptions<M>
+export type CreateOptions<M extends boolean = false> = CallOptions<M> & {
+  /** Sent as Idempotency-Key; a fresh UUID by default. */
+  idempotencyKey?: string
+}
+
+/** A call's data with its answer's metadata, for `{ meta: true }`. */
+export interface WithMeta<T> { data: T, meta: ResponseMeta }
+/** The data alone, or `{ data, meta }` when the call was given `meta: true`. */
+export type Answer<T, M extends boolean> = M extends true ? WithMeta<T> : T
+
+export interface PetstoreClientOptions<I extends Int64Mode = 'bigint'> {
   /** The base address including /v1, e.g. http://127.0.0.1:8080/v1. */
   baseUrl: string
   /** An API key (psk_…), sent as Authorization: Bearer. */
   apiKey: string
   /** A fetch implementation; the global fetch by default. */
   fetch?: typeof globalThis.fetch
-  /** Retries on network errors, 429 and 503; false for none. */
+  /** Retries on network errors, timeouts, 429 and 503; false for none. */
   retry?: RetryOptions | false
-  /** getPet warns once when its Sunset is this close. Default 180 days. */
+  /** How long one attempt may take, body included; then it fails with code `timeout` (and is retried). Default 30 000 ms. */
+  timeoutMs?: number
+  /** How `id` and `categoryId` come back: 'bigint' (default) or 'string', which JSON.stringify accepts. */
+  int64?: I
+  /** pets.get warns once when its Sunset is this close. Default 180 days. */
   sunsetWarningDays?: number
   /** Where that warning goes; console.warn by default. */
   onWarning?: (message: string) => void
 }
 
-export interface PetstoreClient {
-  listPets(params?: ListPetsParams): Promise<PetPage>
+/** The pets operations. */
+export interface PetsApi<I extends Int64Mode = 'bigint'> {
+  /** One page, in id order; `next` is the cursor of the following page. */
+  list<M extends boolean = false>(options?: ListOptions<M>): Promise<Answer<PetPage<I>, M>>
+  /** Every pet (with that status), page after page, following Link rel="next" to the end. */
+  all(options?: Omit<ListPetsParams, 'cursor'> & { signal?: AbortSignal }): AsyncGenerator<Pet<I>, void, undefined>
   /** Sends an Idempotency-Key (a fresh UUID unless given) and reuses it on its own retries. */
-  createPet(pet: NewPet, options?: { idempotencyKey?: string }): Promise<Pet>
+  create<M extends boolean = false>(pet: NewPet, options?: CreateOptions<M>): Promise<Answer<Pet<I>, M>>
   /**
-   * @deprecated The service removes getPet at its Sunset date (2030-12-05); use
-   * `listPets({ status })` or `pets.all({ status })` instead.
+   * @deprecated The service removes this operation at its Sunset date (2030-12-05); use
+   * `pets.list({ status })` or `pets.all({ status })` instead.
    */
-  getPet(petId: bigint | number): Promise<Pet>
-  pets: {
-    /** Every pet (with that status), page after page, following Link rel="next" to the end. */
-    all(params?: Omit<ListPetsParams, 'cursor'>): AsyncGenerator<Pet, void, undefined>
-  }
+  get<M extends boolean = false>(petId: Int64Input, options?: CallOptions<M>): Promise<Answer<Pet<I>, M>>
+}
+
+export interface PetstoreClient<I extends Int64Mode = 'bigint'> {
+  pets: PetsApi<I>
+  /** @deprecated Use `pets.list(params)`. */
+  listPets(params?: ListPetsParams): Promise<PetPage<I>>
+  /** @deprecated Use `pets.create(pet, options)`. */
+  createPet(pet: NewPet, options?: { idempotencyKey?: string }): Promise<Pet<I>>
+  /** @deprecated Use `pets.list({ status })` or `pets.all({ status })`: the service removes getPet at its Sunset date (2030-12-05). */
+  getPet(petId: Int64Input): Promise<Pet<I>>
 }
 
 const DAY_MS = 86_400_000
 
-export function createPetstoreClient (options: PetstoreClientOptions): PetstoreClient {
-  const base = new URL(options.baseUrl.replace(/\/+$/, '') + '/')
-  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis)
-  const retry = retrySettings(options.retry)
+export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: PetstoreClientOptions<I>): PetstoreClient<I> {
+  const send = createTransport(options)
+  const int64: Int64Mode = options.int64 ?? 'bigint'
   const warnWithin = (options.sunsetWarningDays ?? 180) * DAY_MS
   const warn = options.onWarning ?? ((message: string) => { console.warn(message) })
   let sunsetWarned = false
 
-  async function call (method: string, path: string, init: { body?: unknown, headers?: Record<string, string> } = {}): Promise<Response> {
-    const url = new URL(path, base)
-    const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${options.apiKey}`, ...init.headers }
-    if (init.body !== undefined) headers['content-type'] = 'application/json'
-    const body = init.body === undefined ? undefined : stringifyJson(init.body)
-    // Every call is a GET or a createPet carrying its Idempotency-Key, so each is safe to send again.
-    return withRetries(retry, async () => {
-      let response: Response
-      try {
-        response = await fetchImpl(url, { method, headers, body })
-      } catch (error) {
-        throw new PetstoreError({ status: 0, code: 'network_error', message: `${method} ${url.pathname} got no answer: ${(error as Error).message}`, cause: error })
-      }
-      if (response.ok) return response
-      throw await errorOf(response, retryAfterSeconds(response.headers.get('retry-after')))
-    })
-  }
-
-  async function json<T> (response: Response): Promise<T> {
-    return parseJson(await response.text()) as T
+  function read<T> ({ response, text }: Answered): WithMeta<T> {
+    return { data: parseJson(text, int64) as T, meta: metaOf(response) }
   }
 
   function noticeSunset (response: Response) {
     const sunset = Date.parse(response.headers.get('sunset') ?? '')
     if (sunsetWarned || Number.isNaN(sunset) || sunset - Date.now() > warnWithin) return
     sunsetWarned = true
-    warn(`Petstore: getPet is deprecated and is removed on ${new Date(sunset).toUTCString()}; use listPets({ status }) instead.`)
+    warn(`Petstore: getPet is deprecated and is removed on ${new Date(sunset).toUTCString()}; use pets.list({ status }) instead.`)
   }
 
-  async function listPets (params: ListPetsParams = {}): Promise<PetPage> {
+  async function list ({ limit, status, cursor, signal }: ListOptions<boolean> = {}): Promise<WithMeta<PetPage<I>>> {
     const query = new URLSearchParams()
-    if (params.limit !== undefined) query.set('limit', String(params.limit))
-    if (params.status !== undefined) query.set('status', params.status)
-    if (params.cursor !== undefined) query.set('cursor', params.cursor)
-    const response = await call('GET', `pets${query.size ? `?${query}` : ''}`)
-    const link = nextLink(response.headers.get('link'))
-    return { pets: await json<Pet[]>(response), next: link === undefined ? undefined : cursorOf(link) }
+    if (limit !== undefined) query.set('limit', String(limit))
+    if (status !== undefined) query.set('status', status)
+    if (cursor !== undefined) query.set('cursor', cursor)
+    const answered = await send('GET', `pets${query.size ? `?${query}` : ''}`, { signal })
+    const { data, meta } = read<Array<Pet<I>>>(answered)
+    const link = nextLink(answered.response.headers.get('link'))
+    return { data: { pets: data, next: link === undefined ? undefined : cursorOf(link) }, meta }
   }
 
-  return {
-    listPets,
-    async createPet (pet, callOptions = {}) {
-      const body = { ...pet, categoryId: toInt64(pet.categoryId, 'categoryId') }
-      const headers = { 'idempotency-key': callOptions.idempotencyKey ?? randomUuid() }
-      return json<Pet>(await call('POST', 'pets', { body, headers }))
-    },
-    async getPet (petId) {
-      const response = await call('GET', `pets/${toInt64(petId, 'petId')}`)
-      noticeSunset(response)
-      return json<Pet>(response)
-    },
-    pets: {
-      async * all (params = {}) {
-        let cursor: string | undefined
-        do {
-          const page = await listPets({ limit: 100, ...params, cursor })
-          yield * page.pets
-          cursor = page.next
-        } while (cursor !== undefined)
-      }
+  async function create (pet: NewPet, { idempotencyKey, signal }: CreateOptions<boolean> = {}): Promise<WithMeta<Pet<I>>> {
+    const body = { ...pet, categoryId: toInt64(pet.categoryId, 'categoryId') }
+    const headers = { 'idempotency-key': idempotencyKey ?? randomUuid() }
+    return read(await send('POST', 'pets', { body, headers, signal }))
+  }
+
+  async function get (petId: Int64Input, { signal }: CallOptions<boolean> = {}): Promise<WithMeta<Pet<I>>> {
+    const answered = await send('GET', `pets/${toInt64(petId, 'petId')}`, { signal })
+    noticeSunset(answered.response)
+    return read(answered)
+  }
+
+  const pets: PetsApi<I> = {
+    list: (listOptions) => answer(list(listOptions), listOptions?.meta),
+    create: (pet, createOptions) => answer(create(pet, createOptions), createOptions?.meta),
+    get: (petId, callOptions) => answer(get(petId, callOptions), callOptions?.meta),
+    async * all ({ signal, ...params } = {}) {
+      let cursor: string | undefined
+      do {
+        const { data: page } = await list({ limit: 100, ...params, cursor, signal })
+        yield * page.pets
+        cursor = page.next
+      } while (cursor !== undefined)
     }
   }
+  return {
+    pets,
+    listPets: (params) => pets.list(params),
+    createPet: (pet, createOptions) => pets.create(pet, createOptions),
+    getPet: (petId) => pets.get(petId)
+  }
+}
+
+async function answer<T, M extends boolean> (pending: Promise<WithMeta<T>>, meta: M | undefined): Promise<Answer<T, M>> {
+  const result = await pending
+  return (meta === true ? result : result.data) as Answer<T, M>
 }
 
 /**
@@ -134,26 +167,4 @@ export function createPetstoreClient (options: PetstoreClientOptions): PetstoreC
  */
 function cursorOf (link: string): string | undefined {
   return new URL(link, 'http://link.invalid/').searchParams.get('cursor') ?? undefined
-}
-
-async function errorOf (response: Response, retryAfter: number | undefined): Promise<PetstoreError> {
-  const requestId = response.headers.get('x-request-id') ?? undefined
-  const text = await response.text().catch(() => '')
-  let body: { code?: unknown, message?: unknown, details?: unknown } | undefined
-  try {
-    body = JSON.parse(text)
-  } catch {
-    body = undefined
-  }
-  if (typeof body?.code === 'string' && typeof body.message === 'string') {
-    return new PetstoreError({
-      status: response.status,
-      code: body.code as ErrorCode,
-      message: body.message,
-      requestId,
-      details: Array.isArray(body.details) ? body.details : undefined,
-      retryAfterSeconds: retryAfter
-    })
-  }
-  return new PetstoreError({ status: response.status, code: 'unexpected_response', message: `HTTP ${response.status} without an Error body`, requestId, retryAfterSeconds: retryAfter })
 }

@@ -5,14 +5,15 @@ export type ErrorDetail = NonNullable<components['schemas']['Error']['details']>
 
 /**
  * Every failure of a call: an Error body from the service (code and message as sent), an
- * answer that is not one (code `unexpected_response`), or no answer at all (status 0, code
- * `network_error`, the fetch error as `cause`).
+ * answer that is not one (code `unexpected_response`), no answer at all (status 0, code
+ * `network_error`, the fetch error as `cause`), or none within `timeoutMs` (status 0, code
+ * `timeout`). A call the caller aborts rejects with the signal's reason instead.
  */
 export class PetstoreError extends Error {
   override readonly name = 'PetstoreError'
   /** The HTTP status; 0 when no answer arrived. */
   readonly status: number
-  readonly code: ErrorCode | 'unexpected_response' | 'network_error'
+  readonly code: ErrorCode | 'unexpected_response' | 'network_error' | 'timeout'
   /** The X-Request-Id of the failed answer: quote it when reporting a problem. */
   readonly requestId: string | undefined
   readonly details: ErrorDetail[] | undefined

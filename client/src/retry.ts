@@ -1,7 +1,7 @@
 import pRetry from 'p-retry'
 import { PetstoreError } from './errors.ts'
 
-/** When calls are tried again. Only network errors, 429 and 503 are retried. */
+/** When calls are tried again. Only network errors, timed-out attempts, 429 and 503 are retried. */
 export interface RetryOptions {
   /** Attempts in all, the first one included. Default 3; 1 turns retries off. */
   attempts?: number
@@ -12,6 +12,9 @@ export interface RetryOptions {
 }
 
 const RETRIED_STATUSES = new Set([429, 503])
+// A timed-out attempt is retried like a lost answer: every call is a GET or a create carrying its
+// Idempotency-Key, so sending it again never does the work twice.
+const RETRIED_CODES = new Set<PetstoreError['code']>(['network_error', 'timeout'])
 
 export function retrySettings (options: RetryOptions | false | undefined): Required<RetryOptions> {
   if (options === false) return { attempts: 1, maxDelayMs: 0, baseDelayMs: 0 }
@@ -32,12 +35,14 @@ export function retryAfterSeconds (header: string | null, now = Date.now()): num
 }
 
 /**
- * Runs `attempt` again while it fails with a network error, 429 or 503 and attempts remain.
- * `attempt` throws PetstoreError only, so p-retry's own TypeError rule never applies: any
- * rejected fetch is a network error here, whatever the runtime's message.
+ * Runs `attempt` again while it fails with a network error, a timeout, 429 or 503 and attempts
+ * remain. `attempt` throws PetstoreError only (or the caller's abort reason), so p-retry's own
+ * TypeError rule never applies: any rejected fetch is a network error here, whatever the
+ * runtime's message. The caller's `signal` also ends a wait between attempts, with its reason.
  */
-export function withRetries<T> (settings: Required<RetryOptions>, attempt: () => Promise<T>): Promise<T> {
+export function withRetries<T> (settings: Required<RetryOptions>, attempt: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   return pRetry(attempt, {
+    signal,
     retries: settings.attempts - 1,
     // p-retry's jitter multiplies by a random factor in [1, 2), so starting from half the base
     // keeps each wait between half the backoff and the whole of it.
@@ -50,11 +55,12 @@ export function withRetries<T> (settings: Required<RetryOptions>, attempt: () =>
     shouldConsumeRetry: ({ error }) => retryAfterOf(error) === undefined,
     async shouldRetry ({ error, attemptNumber }) {
       if (!(error instanceof PetstoreError) || attemptNumber >= settings.attempts) return false
-      if (error.code !== 'network_error' && !RETRIED_STATUSES.has(error.status)) return false
+      if (!RETRIED_CODES.has(error.code) && !RETRIED_STATUSES.has(error.status)) return false
       const retryAfter = retryAfterOf(error)
       if (retryAfter === undefined) return true
       if (retryAfter * 1000 > settings.maxDelayMs) return false
-      await sleep(retryAfter * 1000)
+      // Cut short by an abort, after which p-retry rejects with the signal's reason.
+      await sleep(retryAfter * 1000, signal)
       return true
     }
   })
@@ -64,4 +70,11 @@ function retryAfterOf (error: Error): number | undefined {
   return error instanceof PetstoreError ? error.retryAfterSeconds : undefined
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms) })
+function sleep (ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve()
+    const done = () => { clearTimeout(timer); signal?.removeEventListener('abort', done); resolve() }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}

@@ -29,9 +29,9 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
   })
   // Without a bundler, the page's import map is what resolves the bare names dist imports.
   const imports = Object.fromEntries(Object.keys(DEPENDENCIES).map((name) => [name, `/client-dependencies/${encodeURIComponent(name)}`]))
-  // The first getPet meets a 503 with Retry-After: 0, so the page runs a retry through p-retry.
-  let getPetSent = 0
-  await page.route(`${baseUrl}/pets/404`, (route) => ++getPetSent === 1
+  // The first pets.get meets a 503 with Retry-After: 0, so the page runs a retry through p-retry.
+  let getSent = 0
+  await page.route(`${baseUrl}/pets/404`, (route) => ++getSent === 1
     ? route.fulfill({ status: 503, headers: { 'retry-after': '0' }, contentType: 'application/json', body: '{"code":"unavailable","message":"The service is unavailable; retry later.","status":503}' })
     : route.fallback())
   const posted: Array<string | undefined> = []
@@ -43,12 +43,12 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
   const result = await page.evaluate(async ({ baseUrl, key }) => {
     const { createPetstoreClient, PetstoreError } = await import('/client-under-test/index.js' as string)
     const client = createPetstoreClient({ baseUrl, apiKey: key })
-    const pet = await client.createPet({ name: 'Browser pet', categoryId: 9223372036854775807n, status: 'sold' })
+    const pet = await client.pets.create({ name: 'Browser pet', categoryId: 9223372036854775807n, status: 'sold' })
     const ids: string[] = []
     for await (const each of client.pets.all({ limit: 2 })) ids.push(String(each.id))
     let failure: unknown
     try {
-      await client.getPet(404)
+      await client.pets.get(404)
     } catch (error) {
       const { status, code, message, requestId } = error as { status: number, code: string, message: string, requestId?: string }
       failure = { isPetstoreError: error instanceof PetstoreError, status, code, message, hasRequestId: typeof requestId === 'string' }
@@ -61,7 +61,7 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
     ids: ['1', '2', '3', '4'],
     failure: { isPetstoreError: true, status: 404, code: 'not_found', message: 'No pet has id 404.', hasRequestId: true }
   })
-  assert.equal(getPetSent, 2)
+  assert.equal(getSent, 2)
   assert.equal(posted.length, 1)
   assert.match(posted[0] ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
 })

@@ -38,23 +38,23 @@ function scriptedClient (t: TestContext, retry: RetryOptions | false, script: Sc
 
 test('Retry-After within maxDelayMs is waited for exactly; beyond it the error is thrown without a wait', async (t) => {
   const within = scriptedClient(t, { maxDelayMs: 5000 }, [{ status: 503, retryAfter: '2' }, { status: 200 }])
-  assert.deepEqual(await within.client.listPets(), { pets: [], next: undefined })
+  assert.deepEqual(await within.client.pets.list(), { pets: [], next: undefined })
   assert.deepEqual(within.waits, [2000])
 
   const beyond = scriptedClient(t, { maxDelayMs: 5000 }, [{ status: 429, retryAfter: '6' }])
-  await assert.rejects(beyond.client.listPets(), { name: 'PetstoreError', status: 429, retryAfterSeconds: 6 })
+  await assert.rejects(beyond.client.pets.list(), { name: 'PetstoreError', status: 429, retryAfterSeconds: 6 })
   assert.deepEqual({ attempts: beyond.attempts(), waits: beyond.waits }, { attempts: 1, waits: [] })
 })
 
 test('without Retry-After the backoff starts from baseDelayMs and doubles, with jitter, capped at maxDelayMs', async (t) => {
   const doubling = scriptedClient(t, { attempts: 4, baseDelayMs: 100 }, [{ status: 503 }, { status: 429 }, { status: 503 }, { status: 200 }])
-  await doubling.client.listPets()
+  await doubling.client.pets.list()
   assert.equal(doubling.waits.length, 3)
   const [first = 0, second = 0, third = 0] = doubling.waits
   assert.ok(first >= 50 && first <= 100 && second >= 100 && second <= 200 && third >= 200 && third <= 400, `waits ${doubling.waits}`)
 
   const capped = scriptedClient(t, { baseDelayMs: 1000, maxDelayMs: 300 }, [new TypeError('fetch failed'), new TypeError('fetch failed'), { status: 200 }])
-  await capped.client.listPets()
+  await capped.client.pets.list()
   assert.deepEqual(capped.waits, [300, 300])
 })
 
@@ -62,7 +62,7 @@ test('any rejected fetch is a network error and retried, whatever its message; t
   const unusual = new Error('socket hang up')
   const last = new TypeError('a message no runtime uses')
   const { client, attempts } = scriptedClient(t, { baseDelayMs: 0 }, [new TypeError('Failed to fetch'), unusual, last])
-  await assert.rejects(client.listPets(), (error: unknown) => {
+  await assert.rejects(client.pets.list(), (error: unknown) => {
     assert.ok(error instanceof PetstoreError)
     assert.deepEqual({ status: error.status, code: error.code, message: error.message, cause: error.cause },
       { status: 0, code: 'network_error', message: 'GET /v1/pets got no answer: a message no runtime uses', cause: last })
@@ -73,18 +73,18 @@ test('any rejected fetch is a network error and retried, whatever its message; t
 
 test('attempts bound the retries, Retry-After ones included; a Retry-After takes no backoff step; 500 and retry: false are tried once', async (t) => {
   const bounded = scriptedClient(t, { attempts: 3 }, [{ status: 503, retryAfter: '0' }, { status: 429, retryAfter: '0' }, { status: 503, retryAfter: '0' }])
-  await assert.rejects(bounded.client.listPets(), { status: 503 })
+  await assert.rejects(bounded.client.pets.list(), { status: 503 })
   assert.deepEqual({ attempts: bounded.attempts(), waits: bounded.waits }, { attempts: 3, waits: [0, 0] })
 
   const mixed = scriptedClient(t, { baseDelayMs: 100 }, [{ status: 429, retryAfter: '0' }, { status: 503 }, { status: 200 }])
-  await mixed.client.listPets()
+  await mixed.client.pets.list()
   const [retryAfter, backoff = 0] = mixed.waits
   assert.ok(mixed.waits.length === 2 && retryAfter === 0 && backoff >= 50 && backoff <= 100, `waits ${mixed.waits}`)
 
   const internal = scriptedClient(t, {}, [{ status: 500, retryAfter: '0' }])
-  await assert.rejects(internal.client.listPets(), { status: 500 })
+  await assert.rejects(internal.client.pets.list(), { status: 500 })
   const off = scriptedClient(t, false, [{ status: 503 }])
-  await assert.rejects(off.client.listPets(), { status: 503 })
+  await assert.rejects(off.client.pets.list(), { status: 503 })
   assert.deepEqual([internal.attempts(), off.attempts(), internal.waits.length + off.waits.length], [1, 1, 0])
 })
 
@@ -92,4 +92,21 @@ test('retry delays that are not 0 or more milliseconds are refused when the clie
   const make = (retry: RetryOptions) => () => createPetstoreClient({ baseUrl: 'http://petstore.invalid/v1', apiKey: 'psk_x', retry })
   assert.throws(make({ baseDelayMs: -1 }), { name: 'RangeError', message: 'retry.baseDelayMs -1 is not a finite 0 or more milliseconds' })
   assert.throws(make({ maxDelayMs: Number.NaN }), { name: 'RangeError', message: 'retry.maxDelayMs NaN is not 0 or more milliseconds' })
+})
+
+test('an abort during a Retry-After wait ends the wait and the call with the signal\'s reason', { timeout: 10_000 }, async (t) => {
+  const controller = new AbortController()
+  // The wait's timer never fires here: only the abort can end it.
+  t.mock.method(globalThis, 'setTimeout', () => { queueMicrotask(() => controller.abort('gave up')) })
+  let attempts = 0
+  const client = createPetstoreClient({
+    baseUrl: 'http://petstore.invalid/v1',
+    apiKey: 'psk_x',
+    async fetch () {
+      attempts++
+      return new Response('{"code":"unavailable","message":"HTTP 503","status":503}', { status: 503, headers: { 'retry-after': '5' } })
+    }
+  })
+  await assert.rejects(client.pets.list({ signal: controller.signal }), (error: unknown) => error === 'gave up')
+  assert.equal(attempts, 1)
 })

@@ -26,7 +26,7 @@ test('createPet waits out a 503 Retry-After, retries with the same Idempotency-K
   const stub = await startStub(t, server.origin, ({ attempt }) => attempt === 1 ? unavailable('1') : 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key })
   const started = performance.now()
-  const pet = await client.createPet({ name: 'Patient', categoryId: 3 })
+  const pet = await client.pets.create({ name: 'Patient', categoryId: 3 })
   const waited = performance.now() - started
   assert.deepEqual(pet, { id: 1n, name: 'Patient', categoryId: 3n })
   assert.ok(waited >= 950, `waited ${Math.round(waited)} ms for Retry-After: 1`)
@@ -36,7 +36,7 @@ test('createPet waits out a 503 Retry-After, retries with the same Idempotency-K
   assert.equal(keys[1], keys[0])
   assert.deepEqual(await petsNamed(server.baseUrl, server.key, 'Patient'), [pet])
 
-  await client.createPet({ name: 'Second', categoryId: 4 })
+  await client.pets.create({ name: 'Second', categoryId: 4 })
   assert.notEqual(stub.seen[2]?.headers['idempotency-key'], keys[0], 'each call has its own key')
 })
 
@@ -44,7 +44,7 @@ test('listPets retries a 429 with a short Retry-After, and also an answer lost t
   const server = await startServer(t)
   const stub = await startStub(t, server.origin, ({ attempt }) => attempt === 1 ? limited('0') : attempt === 2 ? 'forward-then-drop' : 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 10 } })
-  assert.deepEqual(await client.listPets(), { pets: [], next: undefined })
+  assert.deepEqual(await client.pets.list(), { pets: [], next: undefined })
   assert.equal(stub.seen.length, 3)
 })
 
@@ -52,7 +52,7 @@ test('a 429 whose Retry-After is beyond the bound is not waited for: PetstoreErr
   const server = await startServer(t)
   const stub = await startStub(t, server.origin, () => limited('120'))
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key })
-  await assert.rejects(client.listPets(), (error: unknown) => {
+  await assert.rejects(client.pets.list(), (error: unknown) => {
     assert.ok(error instanceof PetstoreError)
     assert.deepEqual({ status: error.status, code: error.code, message: error.message, requestId: error.requestId, retryAfterSeconds: error.retryAfterSeconds },
       { status: 429, code: 'rate_limited', message: 'Too many requests; retry after 120 s.', requestId: 'limited-1', retryAfterSeconds: 120 })
@@ -65,10 +65,10 @@ test('retries are bounded: three attempts by default, then the last error', asyn
   const server = await startServer(t)
   const stub = await startStub(t, server.origin, () => unavailable())
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 10 } })
-  await assert.rejects(client.listPets(), { name: 'PetstoreError', status: 503, code: 'unavailable' })
+  await assert.rejects(client.pets.list(), { name: 'PetstoreError', status: 503, code: 'unavailable' })
   assert.equal(stub.seen.length, 3)
   const once = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: false })
-  await assert.rejects(once.listPets(), { status: 503 })
+  await assert.rejects(once.pets.list(), { status: 503 })
   assert.equal(stub.seen.length, 4)
 })
 
@@ -81,15 +81,15 @@ test('other failures are never retried: 500, 400, 401', async (t) => {
   ]
   const stub = await startStub(t, server.origin, ({ attempt }) => answers[attempt - 1] ?? 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 10 } })
-  await assert.rejects(client.listPets(), { status: 500, code: 'internal' })
-  await assert.rejects(client.listPets({ limit: 0 }), { status: 400 })
-  await assert.rejects(createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: 'psk_x' }).listPets(), { status: 401 })
+  await assert.rejects(client.pets.list(), { status: 500, code: 'internal' })
+  await assert.rejects(client.pets.list({ limit: 0 }), { status: 400 })
+  await assert.rejects(createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: 'psk_x' }).pets.list(), { status: 401 })
   assert.equal(stub.seen.length, 3)
 })
 
 test('no answer at all, after the retries: PetstoreError network_error with the cause', async () => {
   const client = createPetstoreClient({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'psk_x', retry: { attempts: 2, baseDelayMs: 10 } })
-  await assert.rejects(client.listPets(), (error: unknown) => {
+  await assert.rejects(client.pets.list(), (error: unknown) => {
     assert.ok(error instanceof PetstoreError)
     assert.equal(error.status, 0)
     assert.equal(error.code, 'network_error')
@@ -120,7 +120,7 @@ test('a createPet whose answer was lost is retried and still creates exactly one
   // The service creates the pet, then the connection drops before the answer reaches the client.
   const stub = await startStub(t, server.origin, ({ attempt }) => attempt === 1 ? 'forward-then-drop' : 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 10 } })
-  const pet = await client.createPet({ name: 'Only once', categoryId: 9 })
+  const pet = await client.pets.create({ name: 'Only once', categoryId: 9 })
   assert.equal(stub.seen.length, 2)
   assert.equal(stub.seen[1]?.headers['idempotency-key'], stub.seen[0]?.headers['idempotency-key'])
   assert.deepEqual(await petsNamed(server.baseUrl, server.key, 'Only once'), [pet])

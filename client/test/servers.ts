@@ -21,8 +21,11 @@ export async function startServer (t: TestContext, env: Record<string, string> =
 }
 
 export interface StubRequest { attempt: number, method: string, url: string, headers: IncomingMessage['headers'], body: string }
-/** What the stub does with one request: answer itself, pass it on, or pass it on and then hang up. */
-export type StubAction = { status: number, headers?: Record<string, string>, body?: string } | 'forward' | 'forward-then-drop'
+/**
+ * What the stub does with one request: answer itself, pass it on, pass it on and then hang up,
+ * never answer (`hang`), or send the status, headers and a first byte of the body and no more (`stall`).
+ */
+export type StubAction = { status: number, headers?: Record<string, string>, body?: string } | 'forward' | 'forward-then-drop' | 'hang' | 'stall'
 
 /**
  * A tiny HTTP server in front of the real one, for what the service does not do on demand:
@@ -37,6 +40,11 @@ export async function startStub (t: TestContext, target: string, decide: (reques
     const request: StubRequest = { attempt: seen.length + 1, method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString() }
     seen.push(request)
     const action = decide(request)
+    if (action === 'hang') return
+    if (action === 'stall') {
+      res.writeHead(200, { 'content-type': 'application/json' }).write('[')
+      return
+    }
     if (typeof action === 'object') {
       res.writeHead(action.status, { 'content-type': 'application/json', ...action.headers }).end(action.body ?? '')
       return
