@@ -8,7 +8,7 @@ import type { Config } from './config.ts'
 import { connectionOptions, limitConnections } from './http/connections.ts'
 import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts'
 import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
-import { assertUtf8, parseJsonBody } from './http/json-body.ts'
+import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { bearerAuth } from './auth/bearer.ts'
 import { corsOptions } from './http/cors.ts'
@@ -91,9 +91,9 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   app.setNotFoundHandler(notFoundHandler)
   app.removeAllContentTypeParsers()
   // Synchronous: what it throws (415, 400) Fastify hands to the error handler.
-  app.addContentTypeParser<string>('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser<Buffer>('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     assertUtf8(request.headers['content-type'])
-    done(null, parseJsonBody(body))
+    done(null, parseJsonBytes(body))
   })
   keepRouteTemplates(app)
   requestLogging(app, logDestination)
