@@ -128,7 +128,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining() })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
-    await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL })
+    await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
     // Encapsulated: the bearer check covers the pet operations only.
     await v1.register(async (guarded) => {
       guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS, limits))

@@ -32,7 +32,8 @@ export const ConfigSchema = Type.Object({
   CONNECTIONS_CHECK_INTERVAL_MS: Type.Integer({ minimum: 10, default: 1000 }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1024 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
-  REDIS_BREAKER_MS: Type.Integer({ minimum: 1, default: 5000 })
+  REDIS_BREAKER_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  STAGING_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+/v1/*$' }))
 }, { additionalProperties: false })
 
 export type Config = Static<typeof ConfigSchema>
@@ -69,6 +70,7 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
   // No drain at all needs no time; a drain needs time left for the requests in flight.
   if (config.SHUTDOWN_DRAIN_MS !== 0) checkOrder(config, 'SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS', 'must be less than')
   if (config.PUBLIC_URL !== undefined) config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
+  if (config.STAGING_URL !== undefined) config.STAGING_URL = config.STAGING_URL.replace(/\/+$/, '')
   return config
 }
 

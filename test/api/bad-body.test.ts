@@ -27,6 +27,7 @@ const REQUIRED = 'is required'
 const STRING = 'must be string'
 const INTEGER = 'must be integer'
 const NOT_INT64 = 'must be a signed 64-bit integer written without a fraction or exponent'
+const OUT_OF_INT64 = 'must be a signed 64-bit integer (-9223372036854775808 to 9223372036854775807)'
 const ONE_OF = 'must be one of available, pending, sold'
 const BLANK_OR_CONTROL = 'must not be blank and must not contain control characters'
 const NOT_AN_OBJECT = invalid(['body', 'must be a JSON object'])
@@ -64,9 +65,10 @@ const BAD_BODIES: BadBody[] = [
   { input: 'categoryId null', payload: pet({ categoryId: 'null' }), answer: invalid(['body.categoryId', INTEGER]) },
   { input: 'categoryId 1.5', payload: pet({ categoryId: '1.5' }), answer: invalid(['body.categoryId', INTEGER]) },
   { input: 'categoryId 1e3', payload: pet({ categoryId: '1e3' }), answer: invalid(['body.categoryId', NOT_INT64]) },
-  { input: 'categoryId 2^63, one past int64', payload: pet({ categoryId: '9223372036854775808' }), answer: invalid(['body.categoryId', NOT_INT64]) },
-  { input: 'categoryId -2^63-1, one before int64', payload: pet({ categoryId: '-9223372036854775809' }), answer: invalid(['body.categoryId', NOT_INT64]) },
-  { input: 'categoryId of 30 digits', payload: pet({ categoryId: '123456789012345678901234567890' }), answer: invalid(['body.categoryId', NOT_INT64]) },
+  { input: 'categoryId 2^63, one past int64', payload: pet({ categoryId: '9223372036854775808' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId -2^63-1, one before int64', payload: pet({ categoryId: '-9223372036854775809' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId of 30 digits', payload: pet({ categoryId: '123456789012345678901234567890' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId -(30 digits)', payload: pet({ categoryId: '-123456789012345678901234567890' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
   { input: 'categoryId beyond a double', payload: pet({ categoryId: '1e400' }), answer: invalid(['body.categoryId', 'must match format "int64"']) },
   { input: 'status unknown', payload: pet({ status: '"lost"' }), answer: invalid(['body.status', ONE_OF]) },
   { input: 'status in another case', payload: pet({ status: '"Available"' }), answer: invalid(['body.status', ONE_OF]) },
@@ -87,6 +89,9 @@ const BAD_BODIES: BadBody[] = [
   { input: 'name with NUL', payload: named('Re\u0000x'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with a line feed', payload: named('Rex\n'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with an escape sequence', payload: named('\u001b[31mRex'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a C1 control (U+0085 next line)', payload: named('Rex\u0085'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a C1 control (U+009B control sequence introducer)', payload: named('\u009b31mRex'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with U+0080, the first C1 control', payload: named('Rex\u0080'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with DEL', payload: named('Rex\u007f'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name a lone high surrogate', payload: pet({ name: '"\\ud800"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with a lone low surrogate', payload: pet({ name: '"Rex\\udc00"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
@@ -146,6 +151,8 @@ const ACCEPTED: Array<{ input: string, payload: string | Buffer, contentType?: s
   { input: 'Content-Type in capitals', payload: pet({}), contentType: 'Application/JSON', stored: { name: 'Rex', categoryId: 7 } },
   { input: 'whitespace around the document', payload: ` \n${pet({})}\n `, stored: { name: 'Rex', categoryId: 7 } },
   { input: 'name with multi-byte UTF-8 sent as bytes', payload: nameWithBytes(0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x90, 0x95), stored: { name: 'Rexé€🐕', categoryId: 7 } },
+  { input: 'name with U+00A0, the first character past the C1 controls', payload: named('Rex\u00a0Jr'), stored: { name: 'Rex\u00a0Jr', categoryId: 7 } },
+  { input: 'name with format characters (zero-width joiner, right-to-left mark)', payload: named('\u{1F415}\u200d\u{1F9BA} \u200fRex'), stored: { name: '\u{1F415}\u200d\u{1F9BA} \u200fRex', categoryId: 7 } },
   { input: 'name of 200 characters', payload: named('x'.repeat(200)), stored: { name: 'x'.repeat(200), categoryId: 7 } },
   { input: 'body just under 16 KiB', payload: pet({ pad: JSON.stringify('x'.repeat(16 * 1024 - 60)) }), stored: { name: 'Rex', categoryId: 7 } }
 ]
