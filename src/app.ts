@@ -8,7 +8,7 @@ import type { Config } from './config.ts'
 import { connectionOptions, limitConnections } from './http/connections.ts'
 import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts'
 import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
-import { assertUtf8, parseJsonBody } from './http/json-body.ts'
+import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { bearerAuth } from './auth/bearer.ts'
 import { corsOptions } from './http/cors.ts'
@@ -97,9 +97,9 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   app.setNotFoundHandler(notFoundHandler)
   app.removeAllContentTypeParsers()
   // Synchronous: what it throws (415, 400) Fastify hands to the error handler.
-  app.addContentTypeParser<string>('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser<Buffer>('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     assertUtf8(request.headers['content-type'])
-    done(null, parseJsonBody(body))
+    done(null, parseJsonBytes(body))
   })
   keepRouteTemplates(app)
   requestLogging(app, logDestination, tracing?.logFields)
@@ -134,7 +134,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining(), ready: metrics.ready })
   await app.register(docsRoutes)
   await app.register(async (v1) => {
-    await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL })
+    await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
     // Encapsulated: the bearer check covers the pet operations only.
     await v1.register(async (guarded) => {
       guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS, limits))

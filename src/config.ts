@@ -34,7 +34,8 @@ export const ConfigSchema = Type.Object({
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
   REDIS_BREAKER_MS: Type.Integer({ minimum: 1, default: 5000 }),
   SEND_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
-  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, default: 256 })
+  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, default: 256 }),
+  STAGING_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+/v1/*$' }))
 }, { additionalProperties: false })
 
 export type Config = Static<typeof ConfigSchema>
@@ -71,6 +72,7 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
   // No drain at all needs no time; a drain needs time left for the requests in flight.
   if (config.SHUTDOWN_DRAIN_MS !== 0) checkOrder(config, 'SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS', 'must be less than')
   if (config.PUBLIC_URL !== undefined) config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
+  if (config.STAGING_URL !== undefined) config.STAGING_URL = config.STAGING_URL.replace(/\/+$/, '')
   return config
 }
 

@@ -32,7 +32,7 @@ const DEFAULTS = {
   MAX_CONNECTIONS_PER_ADDRESS: 256
 }
 /** Variables with no default: unset means the feature is off or derived. */
-const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY']
+const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY', 'STAGING_URL']
 
 describe('loadConfig', () => {
   test('gives every variable its documented default, and leaves PUBLIC_URL and REDIS_URL unset', () => {
@@ -96,6 +96,7 @@ describe('loadConfig', () => {
     [{ PUBLIC_URL: 'api.example.com/v1' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "api.example.com/v1")'],
     [{ PUBLIC_URL: 'ftp://api.example.com/v1' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "ftp://api.example.com/v1")'],
     [{ PUBLIC_URL: 'https://api.example.com' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "https://api.example.com")'],
+    [{ STAGING_URL: 'https://staging.example.com' }, 'STAGING_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "https://staging.example.com")'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL is invalid: must be equal to one of the allowed values (got "verbose")'],
     [{ LOG_LEVEL: 'INFO' }, 'LOG_LEVEL is invalid: must be equal to one of the allowed values (got "INFO")'],
     [{ DEPRECATION_DATE: 'yesterday' }, 'DEPRECATION_DATE is invalid: must match format "date-time" (got "yesterday")'],

@@ -21,17 +21,37 @@ test('GET /v1/openapi.json serves the committed document as it is, without a key
   assert.equal(res.body, COMMITTED)
 })
 
-test('under PUBLIC_URL the served document names it as its one server, keeps the int64 bounds exact, and is otherwise the committed one', async (t) => {
-  const { app } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/v1' } })
+test('the committed document lists this server, then production and staging as server variables with placeholder defaults', () => {
+  assert.deepEqual(openapiDocument.servers, [
+    { url: '/v1', description: 'This server (local, staging or production): the deployment that served this document, relative to it', 'x-internal': false },
+    { url: '{base_url}', description: "Production; base_url is the deployment's PUBLIC_URL, including /v1", 'x-internal': false, variables: { base_url: { default: 'https://petstore.example.com/v1' } } },
+    { url: '{staging_url}', description: "Staging; staging_url is the deployment's STAGING_URL, including /v1", 'x-internal': false, variables: { staging_url: { default: 'https://staging.petstore.example.com/v1' } } }
+  ])
+})
+
+test('under PUBLIC_URL and STAGING_URL the served document has them as the server variables\' defaults, keeps the int64 bounds exact, and is otherwise the committed one', async (t) => {
+  const { app } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/v1/', STAGING_URL: 'https://staging-api.example.com/v1' } })
   const res = await app.inject({ url: '/v1/openapi.json' })
   assert.equal(res.statusCode, 200)
+  const [local, production, staging] = openapiDocument.servers
   assert.deepEqual(JSON.parse(res.body), {
     ...openapiDocument,
-    servers: [{ url: 'https://api.example.com/v1', description: 'This deployment (production, staging or local, as PUBLIC_URL says)', 'x-internal': false }]
+    servers: [
+      local,
+      { ...production, variables: { base_url: { default: 'https://api.example.com/v1' } } },
+      { ...staging, variables: { staging_url: { default: 'https://staging-api.example.com/v1' } } }
+    ]
   })
   const bounds = (text: string) => text.match(/"(minimum|maximum)": -?\d{19}\b/g)
   assert.ok((bounds(COMMITTED) ?? []).length > 0)
   assert.deepEqual(bounds(res.body), bounds(COMMITTED))
+})
+
+test('under STAGING_URL alone only the staging default changes', async (t) => {
+  const { app } = await buildTestApp(t, { env: { STAGING_URL: 'https://staging-api.example.com/v1' } })
+  const served = JSON.parse((await app.inject({ url: '/v1/openapi.json' })).body)
+  assert.deepEqual(served.servers.map((server: { variables?: Record<string, { default: string }> }) => Object.values(server.variables ?? {}).map((variable) => variable.default)),
+    [[], ['https://petstore.example.com/v1'], ['https://staging-api.example.com/v1']])
 })
 
 test('openapi.json is a valid OpenAPI 3.1 document with the three operations of the interface', async () => {
@@ -56,4 +76,33 @@ test('the answer checker holds a HEAD answer to the statuses its GET operation d
   assert.deepEqual(head('/v1/elsewhere', 200), ['HEAD /v1/elsewhere → 200: not an operation of the document'])
   assert.deepEqual(head('/v1/elsewhere', 404), [], 'an unknown path may answer an error')
   assert.deepEqual(head('/v1/pets', 200, '[]'), ['HEAD /v1/pets → 200: HEAD answer has a body'])
+})
+
+/** Every schema in the document, with the JSON pointer it sits at. */
+function schemasIn (node: unknown, at = ''): Array<[string, Record<string, unknown>]> {
+  if (typeof node !== 'object' || node === null) return []
+  const here: Array<[string, Record<string, unknown>]> = Array.isArray(node) ? [] : [[at, node as Record<string, unknown>]]
+  return here.concat(Object.entries(node).flatMap(([key, child]) => schemasIn(child, `${at}/${key}`)))
+}
+
+test('every enum of the document says it holds strings, and the status query parameter names PetStatus', () => {
+  const enums = schemasIn(openapiDocument).filter(([, schema]) => Array.isArray(schema.enum))
+  assert.deepEqual(enums.filter(([, schema]) => schema.type !== 'string').map(([at]) => at), [])
+  assert.deepEqual(enums.map(([at]) => at).filter((at) => at.startsWith('/components')), ['/components/schemas/PetStatus', '/components/schemas/Error/properties/code'])
+  const status = openapiDocument.paths['/pets'].get.parameters.find((parameter: { name: string }) => parameter.name === 'status')
+  assert.deepEqual(status, { schema: { $ref: '#/components/schemas/PetStatus' }, in: 'query', name: 'status', required: false, description: 'Only animals with this status are listed.' })
+})
+
+test('every int64 of the document warns JavaScript clients that a number loses it', () => {
+  // A parameter carries the description, its schema the format.
+  const int64s = schemasIn(openapiDocument).filter(([at, schema]) => (schema.format === 'int64' && !at.endsWith('/schema')) || (schema.schema as { format?: string } | undefined)?.format === 'int64')
+  assert.deepEqual(int64s.map(([at]) => at), [
+    '/components/schemas/NewPet/properties/categoryId',
+    '/components/schemas/Pet/properties/id',
+    '/components/schemas/Pet/properties/categoryId',
+    '/paths//pets/{petId}/get/parameters/0'
+  ])
+  for (const [at, schema] of int64s) {
+    assert.match(String(schema.description), /JavaScript clients: .* use a lossless JSON parser or the project's client \(@petstore\/client\)/, at)
+  }
 })

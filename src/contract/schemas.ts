@@ -9,27 +9,36 @@ import { Type, type Static, type TSchemaOptions } from 'typebox'
 export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n
 
+/**
+ * Generators (openapi-typescript, @hey-api/openapi-ts, orval) type an int64 as `number`, and
+ * JSON.parse rounds it past 2^53: every int64 field's description says so.
+ */
+const JAVASCRIPT_WARNING = 'JavaScript clients: JSON.parse and generated clients that type this as `number` silently round values beyond 2^53 (9223372036854775807 becomes 9223372036854775808); use a lossless JSON parser or the project\'s client (@petstore/client), which reads it as a bigint.'
+
 /** An int64 as the service holds it: a bigint, read exactly and written as an exact integer literal. */
-const int64 = (options: TSchemaOptions) => Type.Unsafe<bigint>({ type: 'integer', format: 'int64', ...options })
+const int64 = ({ description, ...options }: TSchemaOptions & { description: string }) =>
+  Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description: `${description} ${JAVASCRIPT_WARNING}`, ...options })
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
-export const PetStatusSchema = Type.Enum(PET_STATUSES, { $id: 'PetStatus', description: 'Availability status of the animal.' })
+// `type: string` beside the enum: generators and readers see a string type, not an untyped enum.
+export const PetStatusSchema = Type.Enum(PET_STATUSES, { $id: 'PetStatus', type: 'string', description: 'Availability status of the animal.' })
 export type PetStatus = Static<typeof PetStatusSchema>
 
 /** Other shapes name the shared PetStatus (a $ref in the document); its type is the one it names. */
 const petStatusRef = Type.Unsafe<PetStatus>(Type.Ref('PetStatus'))
 
 /**
- * 1..200 code points, not only whitespace, no control characters and no lone surrogates
- * (which could not be stored alike in every store).
+ * 1..200 code points, not only whitespace, no control characters (Unicode's Cc: C0, DEL and
+ * C1) and no lone surrogates (which could not be stored alike in every store). Format
+ * characters stay allowed: emoji sequences and several scripts need the zero-width joiners.
  */
-export const NAME_PATTERN = '^(?!\\s*$)[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$'
+export const NAME_PATTERN = '^(?!\\s*$)[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]+$'
 
 const petName = Type.String({
   minLength: 1,
   maxLength: 200,
   pattern: NAME_PATTERN,
-  description: "The animal's name: 1 to 200 characters, not only whitespace, no control characters. Stored exactly as sent.",
+  description: "The animal's name: 1 to 200 characters (Unicode code points), not only whitespace, no control characters (U+0000–U+001F, U+007F–U+009F) and no lone surrogates. Other characters, format characters such as U+200D included, are allowed. Stored exactly as sent.",
   examples: ['Rex']
 })
 
@@ -89,7 +98,7 @@ export const BODY_LIMIT_BYTES = 16 * 1024
 export const BODY_LIMIT_TEXT = `${BODY_LIMIT_BYTES / 1024} KiB`
 
 export const ErrorSchema = Type.Object({
-  code: Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[], { description: 'Machine-readable error code; fixed per HTTP status.' }),
+  code: Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[], { type: 'string', description: 'Machine-readable error code; fixed per HTTP status.' }),
   message: Type.String({ maxLength: ERROR_MESSAGE_MAX, description: 'Human-readable description.' }),
   status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599, description: 'The HTTP status code of the response.' }),
   details: Type.Optional(Type.Array(Type.Object({
@@ -107,7 +116,7 @@ export const LIST_LIMIT_DEFAULT = 20
 
 export const ListPetsQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: LIST_LIMIT_DEFAULT, description: 'Maximum number of animals returned.' })),
-  status: Type.Optional(Type.Enum(PET_STATUSES, { description: 'Only animals with this status are listed.' })),
+  status: Type.Optional(Type.Unsafe<PetStatus>(Type.Ref('PetStatus', { description: 'Only animals with this status are listed.' }))),
   cursor: Type.Optional(Type.String({
     minLength: 1,
     maxLength: 64,

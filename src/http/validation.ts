@@ -3,7 +3,7 @@ import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 import { ApiError, type ErrorDetail } from './errors.ts'
 import { isInt64, parseInt64 } from '../contract/int64.ts'
-import { sharedSchemas } from '../contract/schemas.ts'
+import { INT64_MAX, INT64_MIN, sharedSchemas } from '../contract/schemas.ts'
 
 /**
  * Request validation, stricter than Fastify's default in two ways:
@@ -57,17 +57,21 @@ function rejection (details: ErrorDetail[]): { error: ApiError } {
   return { error: new ApiError('invalid_request', `Invalid request: ${summary}.`, { details }) }
 }
 
-/** One line per field: ajv reports each failed keyword, the first one says enough. */
+/**
+ * One line per field: ajv reports each failed keyword, the first one says enough; but an enum's
+ * list of values says more than the `type: string` beside it.
+ */
 function firstErrorPerField (errors: ErrorObject[]): ErrorDetail[] {
   const seen = new Map<string, ErrorDetail>()
   for (const error of errors) {
     const field = fieldOf('body', error)
-    if (!seen.has(field)) seen.set(field, { field, message: describe(error) })
+    if (!seen.has(field) || error.keyword === 'enum') seen.set(field, { field, message: describe(error) })
   }
   return [...seen.values()]
 }
 
 const NOT_INT64 = 'must be a signed 64-bit integer written without a fraction or exponent'
+const OUT_OF_INT64 = `must be a signed 64-bit integer (${INT64_MIN} to ${INT64_MAX})`
 
 function compileBody (ajv: Ajv, schema: JsonSchema) {
   // A shared schema (NewPet) is compiled once, under its $id, whether named or referenced.
@@ -97,11 +101,19 @@ function compileBody (ajv: Ajv, schema: JsonSchema) {
       const exact = given[key]
       if (exact === undefined) continue
       // A fraction or an exponent (1.0, 1e3) left a number; an integer literal out of range, a bigint.
-      if (typeof exact !== 'bigint' || !isInt64(exact)) return rejection([{ field: `body.${key}`, message: NOT_INT64 }])
+      if (typeof exact !== 'bigint') return rejection([{ field: `body.${key}`, message: NOT_INT64 }])
+      if (!isInt64(exact)) return rejection([{ field: `body.${key}`, message: OUT_OF_INT64 }])
       value[key] = exact
     }
     return { value }
   }
+}
+
+const SHARED = new Map(sharedSchemas.map((shared) => shared as JsonSchema).map((shared) => [shared.$id, shared]))
+
+function resolved (schema: JsonSchema): JsonSchema {
+  const shared = schema.$ref === undefined ? undefined : SHARED.get(schema.$ref)
+  return shared ? { ...shared, ...schema } : schema
 }
 
 const patterns = new Map<string, RegExp>()
@@ -137,7 +149,8 @@ function parseTextValue (schema: JsonSchema, text: string): { value: unknown } |
  * ignore the rest. Headers are only checked: the request keeps all of them, as sent.
  */
 function compileText (part: 'query' | 'path' | 'header', schema: JsonSchema) {
-  const properties = Object.entries(schema.properties ?? {})
+  // A value may name a shared schema (status: PetStatus): it is checked against what that holds.
+  const properties = Object.entries(schema.properties ?? {}).map(([key, property]) => [key, resolved(property)] as const)
   const required = new Set(schema.required ?? [])
   return (data: unknown) => {
     const input = (data ?? {}) as Record<string, unknown>

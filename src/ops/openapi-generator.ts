@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { LOCAL_SERVER, rawJson } from './openapi.ts'
+import { rawJson, servers } from './openapi.ts'
 
 /**
  * Writes the OpenAPI document from the routes' own schemas: `npm run openapi` runs it to
@@ -15,8 +15,8 @@ const DESCRIPTION = `The Petstore v1 interface: list, add and fetch animals.
 
 Decisions this service takes where the interface is silent:
 - **status default**: when \`status\` is omitted on create, the pet has no status; the field is absent (never \`null\`). Such pets appear in unfiltered lists only.
-- **name**: 1 to 200 characters (Unicode code points), not only whitespace, no control characters; stored exactly as sent.
-- **categoryId / id**: any signed 64-bit integer, read and written exactly. Numeric strings, fractions and exponents are rejected.
+- **name**: 1 to 200 characters (Unicode code points), not only whitespace, no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates; stored exactly as sent. A body that is not valid UTF-8 is 400.
+- **categoryId / id**: any signed 64-bit integer, read and written exactly. Numeric strings, fractions, exponents and values outside the range are rejected. JavaScript's JSON.parse, and generators that type them as \`number\`, round values beyond 2^53: use a lossless JSON parser or @petstore/client.
 - **Unknown body fields** are ignored and never stored. Unknown query parameters are ignored.
 - **Pagination**: keyset on \`id\` ascending; \`Link: <…>; rel="next"\` (RFC 8288) with an opaque \`cursor\` when more follow; the body stays a plain array.
 - **Authentication** is checked first: an unauthenticated request gets 401 whatever else is wrong with it.
@@ -47,9 +47,35 @@ function withInt64Bounds<T> (node: T): T {
   return node
 }
 
-/** The last touch: int64 bounds. */
-function finish<T> (document: T): T {
-  return withInt64Bounds(structuredClone(document))
+interface Described { description?: string, $ref?: string }
+interface Parameter { in: string, name: string, description?: string, schema?: Described }
+type Paths = Record<string, Record<string, { parameters?: Parameter[] }>>
+
+/**
+ * @fastify/swagger drops what stands beside a $ref (OpenAPI 3.0 forbids it), so a query value
+ * naming a shared schema (status: PetStatus) loses its description. OpenAPI 3.1 allows it: the
+ * descriptions the routes declare are put back on their parameters.
+ */
+const refDescriptions = new Map<string, string>()
+function keepRefDescriptions (url: string, querystring: unknown) {
+  const properties = (querystring as { properties?: Record<string, Described> } | undefined)?.properties ?? {}
+  for (const [name, property] of Object.entries(properties)) {
+    if (property.$ref !== undefined && property.description !== undefined) refDescriptions.set(`${url} ${name}`, property.description)
+  }
+}
+function withRefDescriptions<T extends { paths?: Paths }> (document: T): T {
+  for (const [url, operations] of Object.entries(document.paths ?? {})) {
+    for (const parameter of Object.values(operations).flatMap((operation) => operation.parameters ?? [])) {
+      const description = refDescriptions.get(`${url} ${parameter.name}`)
+      if (parameter.in === 'query' && parameter.description === undefined && description !== undefined) parameter.description = description
+    }
+  }
+  return document
+}
+
+/** The last touches: int64 bounds, descriptions beside a $ref. */
+function finish<T extends object> (document: T): T {
+  return withRefDescriptions(withInt64Bounds(structuredClone(document)))
 }
 
 /** Registered before the routes, it records them; `app.swagger()` then gives the document. */
@@ -58,7 +84,7 @@ export const describeRoutes = fp(async function describeRoutes (app: FastifyInst
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Petstore', version: '1.0.0', description: DESCRIPTION },
-      servers: [LOCAL_SERVER],
+      servers: servers(),
       tags: [{ name: 'animals', description: 'Animal records.' }],
       components: {
         securitySchemes: {
@@ -70,7 +96,11 @@ export const describeRoutes = fp(async function describeRoutes (app: FastifyInst
     // Shared schemas keep their own names (Pet, NewPet, Error…) in components.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
     // The servers entry already ends in /v1, so paths are written without it.
-    transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
+    transform: ({ schema, url }) => {
+      const path = url.replace(/^\/v1(?=\/)/, '')
+      keepRefDescriptions(path, schema?.querystring)
+      return { schema, url: path }
+    },
     transformObject: (document) => 'openapiObject' in document ? finish(document.openapiObject) : document.swaggerObject
   })
 }, { name: 'describe-routes' })

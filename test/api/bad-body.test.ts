@@ -27,17 +27,21 @@ const REQUIRED = 'is required'
 const STRING = 'must be string'
 const INTEGER = 'must be integer'
 const NOT_INT64 = 'must be a signed 64-bit integer written without a fraction or exponent'
+const OUT_OF_INT64 = 'must be a signed 64-bit integer (-9223372036854775808 to 9223372036854775807)'
 const ONE_OF = 'must be one of available, pending, sold'
 const BLANK_OR_CONTROL = 'must not be blank and must not contain control characters'
 const NOT_AN_OBJECT = invalid(['body', 'must be a JSON object'])
 const EMPTY = { code: 'invalid_request', message: 'The request body is empty; a JSON object is required.', status: 400 }
 const POISONED = { code: 'invalid_request', message: 'The request body contains a forbidden property name (__proto__ or constructor.prototype).', status: 400 }
 const NOT_JSON_MEDIA = { code: 'unsupported_media_type', message: 'The request body must be application/json.', status: 415 }
+const NOT_UTF8 = { code: 'invalid_request', message: 'The request body is not valid UTF-8.', status: 400 }
+/** A valid body with raw bytes in the name: Rex, then `bytes`. */
+const nameWithBytes = (...bytes: number[]) => Buffer.concat([Buffer.from('{"name":"Rex'), Buffer.from(bytes), Buffer.from('","categoryId":7}')])
 const TOO_LARGE = { code: 'payload_too_large', message: 'The request body is larger than the limit of 16 KiB.', status: 413 }
 
 interface BadBody {
   input: string
-  payload: string
+  payload: string | Buffer
   /** Defaults to application/json; null sends no Content-Type at all. */
   contentType?: string | null
   answer: { status: number }
@@ -61,9 +65,10 @@ const BAD_BODIES: BadBody[] = [
   { input: 'categoryId null', payload: pet({ categoryId: 'null' }), answer: invalid(['body.categoryId', INTEGER]) },
   { input: 'categoryId 1.5', payload: pet({ categoryId: '1.5' }), answer: invalid(['body.categoryId', INTEGER]) },
   { input: 'categoryId 1e3', payload: pet({ categoryId: '1e3' }), answer: invalid(['body.categoryId', NOT_INT64]) },
-  { input: 'categoryId 2^63, one past int64', payload: pet({ categoryId: '9223372036854775808' }), answer: invalid(['body.categoryId', NOT_INT64]) },
-  { input: 'categoryId -2^63-1, one before int64', payload: pet({ categoryId: '-9223372036854775809' }), answer: invalid(['body.categoryId', NOT_INT64]) },
-  { input: 'categoryId of 30 digits', payload: pet({ categoryId: '123456789012345678901234567890' }), answer: invalid(['body.categoryId', NOT_INT64]) },
+  { input: 'categoryId 2^63, one past int64', payload: pet({ categoryId: '9223372036854775808' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId -2^63-1, one before int64', payload: pet({ categoryId: '-9223372036854775809' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId of 30 digits', payload: pet({ categoryId: '123456789012345678901234567890' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId -(30 digits)', payload: pet({ categoryId: '-123456789012345678901234567890' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
   { input: 'categoryId beyond a double', payload: pet({ categoryId: '1e400' }), answer: invalid(['body.categoryId', 'must match format "int64"']) },
   { input: 'status unknown', payload: pet({ status: '"lost"' }), answer: invalid(['body.status', ONE_OF]) },
   { input: 'status in another case', payload: pet({ status: '"Available"' }), answer: invalid(['body.status', ONE_OF]) },
@@ -84,9 +89,19 @@ const BAD_BODIES: BadBody[] = [
   { input: 'name with NUL', payload: named('Re\u0000x'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with a line feed', payload: named('Rex\n'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with an escape sequence', payload: named('\u001b[31mRex'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a C1 control (U+0085 next line)', payload: named('Rex\u0085'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a C1 control (U+009B control sequence introducer)', payload: named('\u009b31mRex'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with U+0080, the first C1 control', payload: named('Rex\u0080'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with DEL', payload: named('Rex\u007f'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name a lone high surrogate', payload: pet({ name: '"\\ud800"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with a lone low surrogate', payload: pet({ name: '"Rex\\udc00"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+
+  { input: 'name with the byte 0xFF (never UTF-8)', payload: nameWithBytes(0xff), answer: NOT_UTF8 },
+  { input: 'name with a Latin-1 é (0xE9 alone)', payload: nameWithBytes(0xe9), answer: NOT_UTF8 },
+  { input: 'name with a sequence cut short (0xE2 0x82)', payload: nameWithBytes(0xe2, 0x82), answer: NOT_UTF8 },
+  { input: 'name with an overlong slash (0xC0 0xAF)', payload: nameWithBytes(0xc0, 0xaf), answer: NOT_UTF8 },
+  { input: 'name with an encoded surrogate (0xED 0xA0 0x80)', payload: nameWithBytes(0xed, 0xa0, 0x80), answer: NOT_UTF8 },
+  { input: 'name with a code point past U+10FFFF (0xF4 0x90 0x80 0x80)', payload: nameWithBytes(0xf4, 0x90, 0x80, 0x80), answer: NOT_UTF8 },
 
   { input: 'body null', payload: 'null', answer: NOT_AN_OBJECT },
   { input: 'body an empty array', payload: '[]', answer: NOT_AN_OBJECT },
@@ -128,13 +143,16 @@ test('createPet answers each bad body with its Error and stores nothing', async 
   }
 })
 
-const ACCEPTED: Array<{ input: string, payload: string, contentType?: string, stored: Record<string, unknown> }> = [
+const ACCEPTED: Array<{ input: string, payload: string | Buffer, contentType?: string, stored: Record<string, unknown> }> = [
   { input: 'unknown fields', payload: pet({ color: '"red"', owner: '{"name":"Ann"}', tags: '["a"]', extra: 'null' }), stored: { name: 'Rex', categoryId: 7 } },
   { input: 'a client-chosen id', payload: pet({ id: '424242' }), stored: { name: 'Rex', categoryId: 7 } },
   { input: 'an unknown field holding an integer of 5000 digits', payload: pet({ big: '9'.repeat(5000) }), stored: { name: 'Rex', categoryId: 7 } },
   { input: 'Content-Type with charset', payload: pet({}), contentType: 'application/json; charset=utf-8', stored: { name: 'Rex', categoryId: 7 } },
   { input: 'Content-Type in capitals', payload: pet({}), contentType: 'Application/JSON', stored: { name: 'Rex', categoryId: 7 } },
   { input: 'whitespace around the document', payload: ` \n${pet({})}\n `, stored: { name: 'Rex', categoryId: 7 } },
+  { input: 'name with multi-byte UTF-8 sent as bytes', payload: nameWithBytes(0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x90, 0x95), stored: { name: 'Rexé€🐕', categoryId: 7 } },
+  { input: 'name with U+00A0, the first character past the C1 controls', payload: named('Rex\u00a0Jr'), stored: { name: 'Rex\u00a0Jr', categoryId: 7 } },
+  { input: 'name with format characters (zero-width joiner, right-to-left mark)', payload: named('\u{1F415}\u200d\u{1F9BA} \u200fRex'), stored: { name: '\u{1F415}\u200d\u{1F9BA} \u200fRex', categoryId: 7 } },
   { input: 'name of 200 characters', payload: named('x'.repeat(200)), stored: { name: 'x'.repeat(200), categoryId: 7 } },
   { input: 'body just under 16 KiB', payload: pet({ pad: JSON.stringify('x'.repeat(16 * 1024 - 60)) }), stored: { name: 'Rex', categoryId: 7 } }
 ]

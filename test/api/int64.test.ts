@@ -10,6 +10,7 @@ import { buildTestApp, json } from '../helpers.ts'
 const INT64_EXACT = ['9223372036854775807', '-9223372036854775808', '9007199254740993', '-9007199254740993', '0', '-1']
 
 const NOT_INT64 = 'must be a signed 64-bit integer written without a fraction or exponent'
+const OUT_OF_INT64 = 'must be a signed 64-bit integer (-9223372036854775808 to 9223372036854775807)'
 const badCategoryId = (message: string) => ({
   code: 'invalid_request',
   message: `Invalid request: body.categoryId ${message}.`,
@@ -36,10 +37,10 @@ describe('int64 categoryId', () => {
   })
 
   const rejected: Array<[literal: string, body: unknown]> = [
-    ['9223372036854775808', badCategoryId(NOT_INT64)],
-    ['-9223372036854775809', badCategoryId(NOT_INT64)],
-    ['18446744073709551616', badCategoryId(NOT_INT64)],
-    ['123456789012345678901234567890', badCategoryId(NOT_INT64)],
+    ['9223372036854775808', badCategoryId(OUT_OF_INT64)],
+    ['-9223372036854775809', badCategoryId(OUT_OF_INT64)],
+    ['18446744073709551616', badCategoryId(OUT_OF_INT64)],
+    ['123456789012345678901234567890', badCategoryId(OUT_OF_INT64)],
     ['1e400', badCategoryId('must match format "int64"')],
     ['1.5', badCategoryId('must be integer')],
     ['1.0', badCategoryId(NOT_INT64)],
