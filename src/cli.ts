@@ -2,6 +2,7 @@ import { Command } from 'commander'
 import { keysCommand } from './cli/keys.ts'
 import { helpLayout, Refusal, reportError } from './cli/output.ts'
 import { petsCommand } from './cli/pets.ts'
+import { probeCommand } from './cli/probe.ts'
 import { migrateCommand, serveCommand } from './cli/serve.ts'
 import { commandStore, type CommandStore } from './cli/store.ts'
 
@@ -21,6 +22,7 @@ export function buildProgram (env: Record<string, string | undefined>, store: Co
     .addCommand(migrateCommand(store))
     .addCommand(keysCommand(store))
     .addCommand(petsCommand(store))
+    .addCommand(probeCommand())
   configure(program)
   return program
 }

@@ -1,0 +1,48 @@
+import { Command } from 'commander'
+import { Failure, note, print, UsageError } from './output.ts'
+import { runChecks, type ProbeCheck } from './probe-checks.ts'
+
+/** probe: the post-deploy check of an environment, through the address its clients use. */
+
+const DEFAULT_TIMEOUT_MS = 10_000
+// The interface's base addresses include the version: https://api.example.com/v1.
+const BASE_URL = /^https?:\/\/[^\s?#/]+(\/[^\s?#]*)?\/v1\/*$/
+
+interface ProbeOptions { key?: string, json?: boolean, timeout?: string }
+
+export function probeCommand (): Command {
+  return new Command('probe')
+    .description('Check a deployed environment through its base address (ending in /v1): create a pet with an Idempotency-Key and repeat it, ' +
+      'find it in a listing, get it (getPet, deprecated), and get a 401 without a key and a 404, both with the Error body. One line per check ' +
+      'with its time; exit 1 when any fails. Each run adds one pet, with status sold. Needs no DATABASE_URL.')
+    .usage('BASE_URL --key KEY [--json] [--timeout MS]')
+    .argument('[baseUrl]')
+    .option('--key <KEY>', 'an API key of that environment')
+    .option('--json', 'print {"ok": …, "checks": [{"name", "ok", "ms", "detail"}]}')
+    .option('--timeout <MS>', `how long one answer may take, in milliseconds (default ${DEFAULT_TIMEOUT_MS})`)
+    .action(async (text: string | undefined, options: ProbeOptions) => probe(text, options))
+}
+
+async function probe (text: string | undefined, options: ProbeOptions): Promise<void> {
+  if (text === undefined || !BASE_URL.test(text)) {
+    throw new UsageError(`expected the base address, ending in /v1 (https://api.example.com/v1); got ${JSON.stringify(text ?? '')}`)
+  }
+  if (!options.key) throw new UsageError('--key KEY is required: an API key of that environment')
+  const baseUrl = text.replace(/\/+$/, '')
+  const checks = await runChecks({ baseUrl, key: options.key, timeoutMs: timeoutOf(options.timeout) })
+  const failed = checks.filter((check) => !check.ok)
+  if (options.json) print(JSON.stringify({ ok: failed.length === 0, checks }))
+  else for (const check of checks) print(checkLine(check))
+  if (failed.length > 0) throw new Failure(`${failed.length} of ${checks.length} checks failed: ${failed.map((check) => check.name).join(', ')}`)
+  if (!options.json) note(`all ${checks.length} checks passed on ${baseUrl}`)
+}
+
+function timeoutOf (text: string | undefined): number {
+  if (text === undefined) return DEFAULT_TIMEOUT_MS
+  if (!/^[1-9]\d{0,6}$/.test(text)) throw new UsageError(`--timeout needs a whole number of milliseconds from 1 to 9999999; got ${JSON.stringify(text)}`)
+  return Number(text)
+}
+
+/** `ok    listPets            12 ms  200, the new pet listed with status=sold` */
+const checkLine = ({ name, ok, ms, detail }: ProbeCheck) =>
+  `${(ok ? 'ok' : 'FAIL').padEnd(6)}${name.padEnd(18)}${String(ms).padStart(6)} ms  ${detail}`

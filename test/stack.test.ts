@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { Agent, createServer } from 'node:http'
+import { test, type TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { probePostgres, probeRedis } from '../scripts/service-probes.ts'
+import { ConfigSchema, loadConfig } from '../src/config.ts'
+import { haproxyTakesOutMs, instanceEnvironment, readCompose } from './compose.ts'
+import { freePort, HAPROXY_CFG, haproxyMissing, startHaproxy, unavailable } from './haproxy.ts'
+import { listAll, samePet } from './load.ts'
+import { freshSchema, TEST_DATABASE_URL } from './pg-schema.ts'
+import { runCli, stopProcess } from './processes.ts'
+import { send, startServer, type ServerProcess } from './server-process.ts'
+import { percentile, startLoad } from './stack-load.ts'
+
+/**
+ * compose.yaml's topology with real processes: haproxy on deploy/haproxy/haproxy.cfg in front
+ * of two src/server.ts on one PostgreSQL schema and Redis. The whole API works through the
+ * balancer (petstore probe), and a rolling restart of both instances under steady load loses
+ * no request and no acknowledged pet.
+ */
+
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const WORKERS = 8
+// Load before the first restart and after the last, so both ends of the restart see traffic.
+const STEADY_MS = 1000
+// A start on a busy shared machine can take many seconds; the restarts wait for it under load.
+const START_TIMEOUT_MS = 60_000
+
+test('compose.yaml: two instances behind haproxy on the tested haproxy.cfg, PostgreSQL 17, Redis 7, migrate first, a drain longer than the health checks take', () => {
+  const services = readCompose()
+  assert.deepEqual(Object.keys(services).sort(), ['haproxy', 'migrate', 'petstore-1', 'petstore-2', 'postgres', 'redis'])
+  assert.equal(services.postgres!.image, 'docker.io/library/postgres:17')
+  assert.equal(services.redis!.image, 'docker.io/library/redis:7')
+
+  const migrate = services.migrate!
+  assert.deepEqual({ build: migrate.build, entrypoint: migrate.entrypoint, command: migrate.command }, { build: '.', entrypoint: ['node', 'src/cli.ts'], command: ['migrate'] })
+
+  const haproxy = services.haproxy!
+  assert.deepEqual(haproxy.volumes, [`./${HAPROXY_CFG}:/usr/local/etc/haproxy/haproxy.cfg:ro`], 'compose runs the haproxy.cfg the stack test runs')
+  assert.ok(haproxy.ports?.includes('8080:8080'), 'the API is on port 8080')
+  // The defaults of haproxy.cfg's addresses are compose's services.
+  const cfg = readFileSync(new URL(`../${HAPROXY_CFG}`, import.meta.url), 'utf8')
+  assert.match(cfg, /server petstore-1 "\$\{PETSTORE_1-petstore-1:8080\}"/)
+  assert.match(cfg, /server petstore-2 "\$\{PETSTORE_2-petstore-2:8080\}"/)
+  assert.match(cfg, /bind "\$\{PETSTORE_BIND-:8080\}"/)
+
+  assert.deepEqual(services['petstore-2'], services['petstore-1'], 'the two instances are alike')
+  const instance = services['petstore-1']!
+  assert.equal(instance.build, '.')
+  assert.deepEqual(instance.depends_on, {
+    migrate: { condition: 'service_completed_successfully' },
+    postgres: { condition: 'service_healthy' },
+    redis: { condition: 'service_healthy' }
+  })
+  const environment = instanceEnvironment(instance)
+  assert.deepEqual(Object.keys(environment).filter((name) => !Object.hasOwn(ConfigSchema.properties, name)), [], 'every variable is one the service reads')
+  assert.equal(instanceEnvironment(migrate).DATABASE_URL, environment.DATABASE_URL, 'migrate migrates the instances\' database')
+  const config = loadConfig(environment)
+  assert.deepEqual({ host: config.HOST, port: config.PORT, redis: config.REDIS_URL, publicUrl: config.PUBLIC_URL }, { host: '0.0.0.0', port: 8080, redis: 'redis://redis:6379', publicUrl: 'http://localhost:8080/v1' })
+  assert.match(config.DATABASE_URL, /^postgres:\/\/petstore:petstore@postgres:5432\/petstore\?schema=petstore$/)
+  assert.ok(config.TRUST_PROXY, 'X-Forwarded-For from haproxy is trusted')
+  assert.ok(config.SHUTDOWN_DRAIN_MS > haproxyTakesOutMs(), `SHUTDOWN_DRAIN_MS ${config.SHUTDOWN_DRAIN_MS} must exceed haproxy's inter x fall (${haproxyTakesOutMs()} ms)`)
+  const graceS = Number(/^(\d+)s$/.exec(instance.stop_grace_period ?? '')?.[1])
+  assert.ok(graceS * 1000 > config.SHUTDOWN_TIMEOUT_MS, `stop_grace_period ${instance.stop_grace_period} must exceed SHUTDOWN_TIMEOUT_MS ${config.SHUTDOWN_TIMEOUT_MS}`)
+})
+
+test('through haproxy the whole API works, and a rolling restart of both instances under load fails no request and loses no acknowledged pet', { timeout: 240_000 }, async (t) => {
+  if (unavailable(t, 'haproxy', haproxyMissing())) return
+  if (unavailable(t, `PostgreSQL at ${TEST_DATABASE_URL}`, await probePostgres(TEST_DATABASE_URL))) return
+  if (unavailable(t, `Redis at ${TEST_REDIS_URL}`, await probeRedis(TEST_REDIS_URL))) return
+
+  const running = new Set<{ stop(): Promise<unknown> }>()
+  // Stopped last started first: the load, haproxy, the instances. Registered before the
+  // schema's drop, so all have stopped when it runs.
+  t.after(async () => { for (const child of [...running].reverse()) await child.stop() })
+  const { url: databaseUrl } = freshSchema(t)
+  const migrated = await runCli(['migrate'], { DATABASE_URL: databaseUrl })
+  assert.equal(migrated.code, 0, migrated.stderr)
+  const created = await runCli(['keys', 'create', '--name', 'stack'], { DATABASE_URL: databaseUrl })
+  assert.equal(created.code, 0, created.stderr)
+  const key = created.stdout.trim()
+
+  const ports = [await freePort(), await freePort()] as const
+  const haproxyPort = await freePort()
+  const composeEnvironment = instanceEnvironment(readCompose()['petstore-1']!)
+  const env = {
+    ...composeEnvironment,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: `petstore-stack-${randomBytes(4).toString('hex')}:`,
+    HOST: '127.0.0.1',
+    TRUST_PROXY: '127.0.0.1',
+    // The load is far above one key's budget; load shedding would answer it with 503 by design
+    // on a shared test machine.
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    MAX_EVENT_LOOP_DELAY_MS: '0'
+  }
+  const instances: ServerProcess[] = []
+  const start = async (i: 0 | 1) => {
+    const server = await startServer({ ...env, PORT: String(ports[i]), PUBLIC_URL: `http://127.0.0.1:${haproxyPort}/v1` }, START_TIMEOUT_MS)
+    running.add(server)
+    instances[i] = server
+  }
+  await Promise.all([start(0), start(1)])
+  const haproxy = await startHaproxy([`127.0.0.1:${ports[0]}`, `127.0.0.1:${ports[1]}`], haproxyPort)
+  running.add({ stop: () => stopProcess(haproxy.child) })
+  await haproxy.waitUp('petstore-1')
+  await haproxy.waitUp('petstore-2')
+  const baseUrl = `http://127.0.0.1:${haproxy.port}/v1`
+
+  const probe = await runCli(['probe', baseUrl, '--key', key], {})
+  assert.equal(probe.code, 0, `${probe.stdout}${probe.stderr}`)
+
+  const load = startLoad(haproxy.port, key, WORKERS)
+  running.add(load)
+  await sleep(STEADY_MS)
+  const restartStarted = performance.now()
+  const steps: string[] = []
+  for (const i of [0, 1] as const) {
+    const name = `petstore-${i + 1}`
+    const signalled = performance.now()
+    const exit = await instances[i]!.stop('SIGTERM')
+    running.delete(instances[i]!)
+    assert.deepEqual(exit, { code: 0, signal: null }, instances[i]!.logTail())
+    const exited = performance.now()
+    await start(i)
+    const listening = performance.now()
+    const servedBefore = Number((await haproxy.stats()).get(name)?.hrsp_2xx)
+    await haproxy.waitUp(name)
+    steps.push(`${name}: drained and exited in ${ms(exited - signalled)}, listening after ${ms(listening - exited)}, in rotation after ${ms(performance.now() - listening)}`)
+    // The restarted instance serves before the other one goes: never a single instance left.
+    await sleep(STEADY_MS)
+    assert.ok(Number((await haproxy.stats()).get(name)?.hrsp_2xx) > servedBefore, `${name} got no traffic once back in rotation`)
+  }
+  const restartEnded = performance.now()
+  await load.stop()
+
+  const during = load.samples.filter((sample) => sample.startedAt >= restartStarted && sample.startedAt <= restartEnded)
+  const backend = (await haproxy.stats()).get('BACKEND')
+  for (const step of steps) t.diagnostic(step)
+  t.diagnostic(`requests sent ${load.samples.length}, failed ${load.failures.length}; during the rolling restart (${ms(restartEnded - restartStarted)}): ` +
+    `${during.length} requests, p50 ${ms(percentile(during, 0.5))}, p99 ${ms(percentile(during, 0.99))}, max ${ms(percentile(during, 1))}; ` +
+    `haproxy retried ${backend?.wretr} and redispatched ${backend?.wredis}`)
+  assert.deepEqual(load.failures, [])
+
+  const agent = new Agent({ keepAlive: true })
+  const stored = await listAll(agent, haproxy.port, key)
+  agent.destroy()
+  const lost = [...load.acknowledged].filter(([id, pet]) => !samePet(stored.get(id), pet))
+  assert.deepEqual(lost, [], `${lost.length} of ${load.acknowledged.size} acknowledged pets are missing or changed`)
+  t.diagnostic(`acknowledged pets ${load.acknowledged.size}, all found through the balancer`)
+})
+
+test('haproxy sends a request that got no answer to the other instance, except a create without an Idempotency-Key, which is sent once', async (t) => {
+  if (unavailable(t, 'haproxy', haproxyMissing())) return
+  // Two instances that are ready, and that close the connection on any other request without a word.
+  const attempts: string[] = []
+  const silent = async (name: string) => {
+    const server = createServer((request, response) => {
+      if (request.url === '/readyz') return response.end('{"status":"ready"}')
+      attempts.push(`${name} ${request.method} ${request.headers['idempotency-key'] ?? ''}`.trim())
+      request.socket.destroy()
+    })
+    return `127.0.0.1:${await listen(t, server)}`
+  }
+  const haproxy = await startHaproxy([await silent('petstore-1'), await silent('petstore-2')], await freePort())
+  t.after(() => stopProcess(haproxy.child))
+  await haproxy.waitUp('petstore-1')
+  await haproxy.waitUp('petstore-2')
+  // A connection per request: each is the first on its connection, which haproxy answers 502
+  // when it gives up (a later one would see its connection closed instead).
+  const agent = new Agent({ keepAlive: false })
+  const request = async (method: string, headers: Record<string, string> = {}) => {
+    attempts.length = 0
+    const answer = await send(agent, haproxy.port, method, '/v1/pets', headers, method === 'POST' ? '{}' : undefined)
+    return { status: answer.status, attempts: [...attempts].sort() }
+  }
+  // retries 3 with option redispatch 1: four attempts, alternating between the two instances.
+  const everyAttempt = (what: string) => ['petstore-1', 'petstore-1', 'petstore-2', 'petstore-2'].map((name) => `${name} ${what}`)
+  assert.deepEqual(await request('GET'), { status: 502, attempts: everyAttempt('GET') })
+  assert.deepEqual(await request('POST', { 'idempotency-key': 'k1' }), { status: 502, attempts: everyAttempt('POST k1') })
+  const once = await request('POST')
+  assert.deepEqual({ status: once.status, attempts: once.attempts.length }, { status: 502, attempts: 1 }, 'a create without an Idempotency-Key is never sent twice')
+})
+
+async function listen (t: TestContext, server: ReturnType<typeof createServer>): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => { server.closeAllConnections(); server.close() })
+  return (server.address() as { port: number }).port
+}
+
+const ms = (value: number) => `${Math.round(value)} ms`
