@@ -221,9 +221,9 @@ export class SqliteStore implements Store {
   }
 
   insertPets (pets: NewPet[]): Promise<number> {
-    const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
     // Synchronous from BEGIN to COMMIT on this connection; the pet writer waits for the lock.
     return this.#write(async () => this.#transaction(() => {
+      const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
       for (const pet of pets) insert.run(pet.name, pet.categoryId, pet.status ?? null)
       return pets.length
     }))
