@@ -6,8 +6,9 @@ export interface Faults {
   beforeStoreCall?(operation: string): void | Promise<void>
 }
 
-// Called on every request and expected to answer at once; never a point of failure.
-const SYNCHRONOUS = new Set<string | symbol>(['keyVersion'])
+// Called on every request and expected to answer at once, or only registering a listener;
+// never a point of failure.
+const SYNCHRONOUS = new Set<string | symbol>(['keyVersion', 'watchWrites'])
 
 export function withFaults (store: Store, faults: Faults): Store {
   const before = faults.beforeStoreCall

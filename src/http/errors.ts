@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_TEXT, ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
-import { StoreUnavailableError } from '../store/errors.ts'
+import { StorageConditionError, StoreUnavailableError } from '../store/errors.ts'
 
 export interface ErrorDetail { field: string, message: string }
 
@@ -91,6 +91,18 @@ function defaultMessage (code: ErrorCode): string {
 
 export function errorHandler (error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
   const body = toErrorBody(error, request.id)
+  logFailure(error, body, request)
+  if (error instanceof ApiError && error.headers) reply.headers(error.headers)
+  // An outage is usually short: one retry a second later is what a client should try.
+  if (error instanceof StoreUnavailableError) reply.header('retry-after', '1')
+  if (body.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="petstore"')
+  return reply.code(body.status).type('application/json').send(body)
+}
+
+function logFailure (error: FastifyError | ApiError, body: ErrorBody, request: FastifyRequest) {
+  // A full disk, a read-only or failing storage: logged once when writes start failing and once
+  // when they work again (ops/health.ts), not for each request it fails meanwhile.
+  if (error instanceof StorageConditionError) return
   if (error instanceof ApiError && error.code === 'unavailable') {
     // Refused on purpose (overload, shutdown, store down): a condition to watch, not a bug.
     request.log.warn({ code: body.code, reason: error.message }, 'request refused')
@@ -99,11 +111,6 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
   } else if (!(error instanceof ApiError)) {
     request.log.info({ code: body.code, reason: error.message }, 'request rejected')
   }
-  if (error instanceof ApiError && error.headers) reply.headers(error.headers)
-  // An outage is usually short: one retry a second later is what a client should try.
-  if (error instanceof StoreUnavailableError) reply.header('retry-after', '1')
-  if (body.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="petstore"')
-  return reply.code(body.status).type('application/json').send(body)
 }
 
 export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Gauge } from 'prom-client'
 import { ApiError } from '../http/errors.ts'
+import { StorageConditionError } from '../store/errors.ts'
 import type { Store } from '../store/types.ts'
 
 export interface HealthOptions {
@@ -22,12 +23,19 @@ const READINESS_CHECK_MS = 5000
  * instance serves uncounted; failing readiness would take the whole fleet out of the balancer.
  */
 export async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
+  // One line when writes start failing for a condition of the storage (disk full, read-only,
+  // I/O error), one when they work again; the requests failed in between log nothing more.
+  options.store.watchWrites((failure) => {
+    if (failure) app.log.error({ reason: failure.message }, 'store writes are failing: answering 503 until one succeeds')
+    else app.log.info('store writes work again')
+  })
+
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
   app.get<{ Querystring: { verbose?: string } }>('/readyz', { schema: { hide: true } }, async (request) => {
     const problem = await notReadyBecause(options, request.log)
     options.ready?.set(problem === undefined ? 1 : 0)
-    if (problem !== undefined) throw new ApiError('unavailable', problem)
+    if (problem !== undefined) throw problem
     if (request.query.verbose === undefined) return { status: 'ready' }
     return { status: 'ready', checks: { store: 'up', ...(options.checkRedis && { redis: await options.checkRedis() }) } }
   })
@@ -35,14 +43,16 @@ export async function healthRoutes (app: FastifyInstance, options: HealthOptions
   if (options.ready) reportReadiness(app, options, options.ready)
 }
 
-/** Why the instance is not ready, as /readyz says it; undefined when it is ready. */
-async function notReadyBecause ({ store, isDraining }: HealthOptions, log: FastifyBaseLogger | undefined): Promise<string | undefined> {
-  if (isDraining()) return 'The server is shutting down.'
+/** Why the instance is not ready, as /readyz answers it; undefined when it is ready. */
+async function notReadyBecause ({ store, isDraining }: HealthOptions, log: FastifyBaseLogger | undefined): Promise<Error | undefined> {
+  if (isDraining()) return new ApiError('unavailable', 'The server is shutting down.')
   try {
     await store.checkReady()
   } catch (error) {
+    // Logged once, when writes started failing (above); its 503 is not logged again per check.
+    if (error instanceof StorageConditionError) return error
     log?.warn({ err: error }, 'not ready: store')
-    return 'The store is not reachable or not migrated'
+    return new ApiError('unavailable', 'The store is not reachable or not migrated')
   }
   return undefined
 }

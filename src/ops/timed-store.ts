@@ -1,12 +1,13 @@
 import type { Histogram } from 'prom-client'
 import type { NewPet, Pet } from '../contract/schemas.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../store/types.ts'
+import type { WriteStateListener } from '../store/write-health.ts'
 
 /** petstore_store_query_duration_seconds. */
 export type StoreDurations = Histogram<'operation' | 'outcome'>
 
 /** The store calls that are timed: all but its fixed fields and close(). */
-type Operation = Exclude<keyof Store, 'kind' | 'idsFollowCommitOrder' | 'close'>
+type Operation = Exclude<keyof Store, 'kind' | 'idsFollowCommitOrder' | 'close' | 'watchWrites'>
 
 /**
  * Runs one store call inside a span of its own and gives back its answer as it is, a value or a
@@ -162,4 +163,6 @@ export class TimedStore implements Store {
 
   /** Not timed: closing is not a query. */
   close (): Promise<void> { return this.#store.close() }
+  /** Not timed: it only registers a listener. */
+  watchWrites (listener: WriteStateListener): void { this.#store.watchWrites(listener) }
 }

@@ -4,7 +4,17 @@
  * without it. `cause` keeps the driver's error.
  */
 export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError'
+  override readonly name: string = 'StoreUnavailableError'
+}
+
+/**
+ * The storage under the store fails, for a condition rather than a bug: the disk is full, the
+ * file system or database is read-only, or an I/O error. Answered like an outage (503
+ * `unavailable`); when a write meets it, the store reports writes as failing until one succeeds
+ * again (see WriteHealth), so it is logged once per change, not once per request.
+ */
+export class StorageConditionError extends StoreUnavailableError {
+  override readonly name = 'StorageConditionError'
 }
 
 /** A one-line reason from a driver or network error; AggregateError (IPv4 and IPv6 tried) has no message of its own. */

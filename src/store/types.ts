@@ -1,4 +1,5 @@
 import type { NewPet, Pet, PetStatus } from '../contract/schemas.ts'
+import type { WriteStateListener } from './write-health.ts'
 
 export interface ListPetsOptions {
   limit: number
@@ -54,8 +55,18 @@ export interface Store {
   readonly idsFollowCommitOrder: boolean
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<string[]>
-  /** Throws when the database cannot answer or its schema is behind the code. */
+  /**
+   * Throws when the database cannot answer, its schema is behind the code, or writes fail for a
+   * condition of the storage (then it tries one small write, so that an instance no longer sent
+   * creates still sees the storage heal).
+   */
   checkReady(): Promise<void>
+  /**
+   * Calls listener with the error when writes start failing for a condition of the storage
+   * (disk full, read-only, I/O error: StorageConditionError, answered 503), and with undefined
+   * when a write succeeds again: once per change, not per failed write.
+   */
+  watchWrites(listener: WriteStateListener): void
   createPet(pet: NewPet): Promise<Pet>
   /** createPet at most once per (API key, Idempotency-Key) while the record lives. */
   createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { describeCause, redactUrl, StoreUnavailableError, StoreUrlError } from '../errors.ts'
+import { describeCause, redactUrl, StorageConditionError, StoreUnavailableError, StoreUrlError } from '../errors.ts'
 
 /** Pool bounds and timeouts: DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS. */
 export interface PostgresOptions {
@@ -125,6 +125,15 @@ export function isOutage (error: unknown): boolean {
   return CONNECT_TIMEOUT_MESSAGES.has(message) || LOST_CONNECTION.test(message)
 }
 
+// SQLSTATEs of a storage that cannot take a write: disk_full, read_only_sql_transaction (a
+// standby, or a database set read-only), io_error.
+const STORAGE_CONDITIONS = new Set(['53100', '25006', '58030'])
+
+/** The server's reason when error is a condition of its storage rather than a bug; undefined otherwise. */
+export function storageCondition (error: unknown): string | undefined {
+  return error instanceof pg.DatabaseError && STORAGE_CONDITIONS.has(error.code ?? '') ? error.message : undefined
+}
+
 /** lock_timeout ran out (SQLSTATE 55P03): another transaction held the row for too long. */
 export function isLockTimeout (error: unknown): boolean {
   return error instanceof pg.DatabaseError && error.code === '55P03'
@@ -139,4 +148,11 @@ function outageReason (error: unknown, options: PostgresOptions): string {
 
 export function unavailable (target: PostgresTarget, options: PostgresOptions, error: unknown): StoreUnavailableError {
   return new StoreUnavailableError(`PostgreSQL at ${target.where} is unavailable: ${outageReason(error, options)}`, { cause: error })
+}
+
+/** What a failed statement is thrown as: a storage condition, an outage, or the error itself (a bug of ours). */
+export function failureOf (target: PostgresTarget, options: PostgresOptions, error: unknown): unknown {
+  const condition = storageCondition(error)
+  if (condition !== undefined) return new StorageConditionError(`PostgreSQL at ${target.where} cannot write: ${condition}`, { cause: error })
+  return isOutage(error) ? unavailable(target, options, error) : error
 }

@@ -1,7 +1,9 @@
 import type pg from 'pg'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
 import { loadMigrations } from '../migrations.ts'
-import { createMigrationClient, createPool, isLockTimeout, isOutage, parsePostgresUrl, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { StorageConditionError } from '../errors.ts'
+import { WriteHealth, type WriteStateListener } from '../write-health.ts'
+import { createMigrationClient, createPool, failureOf, isLockTimeout, isOutage, parsePostgresUrl, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PET_INSERT_LOCK, PetInsertBatcher } from './writes.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../types.ts'
@@ -40,6 +42,8 @@ const LIVE_RECORD = `SELECT r.fingerprint, p.id, p.name, p.category_id, p.status
 // The oldest expired records first, found through the expires_at index.
 const DELETE_EXPIRED_RECORDS = `DELETE FROM idempotency_records WHERE (api_key_id, idempotency_key) IN (
   SELECT api_key_id, idempotency_key FROM idempotency_records WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`
+// A write that changes nothing but is still written: whether writes work again.
+const PROBE_WRITE = 'UPDATE schema_migrations SET applied_at = applied_at WHERE version = (SELECT max(version) FROM schema_migrations)'
 // How long a request waits for another one holding the same key before it answers 409.
 const SAME_KEY_WAIT_MS = 2000
 
@@ -68,6 +72,7 @@ export class PostgresStore implements Store {
   // Each statement is prepared once per connection, under a name of its own.
   readonly #statementNames = new Map<string, string>()
   readonly #inserts: PetInsertBatcher
+  readonly #writes = new WriteHealth()
 
   constructor (url: string, options: PostgresOptions = {}) {
     this.#target = parsePostgresUrl(url)
@@ -107,10 +112,18 @@ export class PostgresStore implements Store {
       client.release()
       return result
     } catch (error) {
-      const outage = isOutage(error)
-      client.release(outage)
-      throw outage ? unavailable(this.#target, this.#options, error) : error
+      client.release(isOutage(error))
+      throw failureOf(this.#target, this.#options, error)
     }
+  }
+
+  /** Runs a write: a full disk, a read-only database or an I/O error mark writes failing (see WriteHealth). */
+  #write<T> (write: () => Promise<T>): Promise<T> {
+    return this.#writes.track(write, (error) => error instanceof StorageConditionError ? error : undefined)
+  }
+
+  watchWrites (listener: WriteStateListener): void {
+    this.#writes.watch(listener)
   }
 
   async migrate (): Promise<string[]> {
@@ -149,13 +162,18 @@ export class PostgresStore implements Store {
   async checkReady (): Promise<void> {
     const { rows } = await this.#query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
     if (Number(rows[0]?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
+    if (this.#writes.failure) await this.#write(() => this.#query(PROBE_WRITE))
   }
 
   createPet (pet: NewPet): Promise<Pet> {
-    return this.#inserts.insert(pet)
+    return this.#write(() => this.#inserts.insert(pet))
   }
 
-  async createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+  createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
+    return this.#write(() => this.#createPetIdempotently(pet, claim))
+  }
+
+  async #createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
     try {
       // Under the pet insert lock like every create, so ids still become visible in id order.
       return await this.#insertTransaction(async (client): Promise<IdempotentCreate> => {
@@ -173,9 +191,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
-    const result = await this.#query(DELETE_EXPIRED_RECORDS, [now, limit], this.#insertPool)
-    return result.rowCount ?? 0
+  deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
+    return this.#write(async () => (await this.#query(DELETE_EXPIRED_RECORDS, [now, limit], this.#insertPool)).rowCount ?? 0)
   }
 
   async getPet (id: bigint): Promise<Pet | undefined> {
@@ -196,10 +213,12 @@ export class PostgresStore implements Store {
     return Number(rows[0]!.n)
   }
 
-  async createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
-    const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
-      [key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null])
-    return keyFromRow(rows[0]!)
+  createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
+    return this.#write(async () => {
+      const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
+        [key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null])
+      return keyFromRow(rows[0]!)
+    })
   }
 
   async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
@@ -212,13 +231,15 @@ export class PostgresStore implements Store {
     return rows.map(keyFromRow)
   }
 
-  async revokeApiKey (id: number): Promise<boolean> {
-    const result = await this.#query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2', [new Date().toISOString(), id])
-    return (result.rowCount ?? 0) > 0
+  revokeApiKey (id: number): Promise<boolean> {
+    return this.#write(async () => {
+      const result = await this.#query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2', [new Date().toISOString(), id])
+      return (result.rowCount ?? 0) > 0
+    })
   }
 
-  async touchApiKey (id: number, at: string): Promise<void> {
-    await this.#query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id])
+  touchApiKey (id: number, at: string): Promise<void> {
+    return this.#write(async () => { await this.#query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id]) })
   }
 
   async countApiKeys (): Promise<number> {
@@ -239,7 +260,7 @@ export class PostgresStore implements Store {
       const outage = isOutage(error)
       if (!outage) await client.query('ROLLBACK').catch(() => {})
       client.release(outage)
-      throw outage ? unavailable(this.#target, this.#options, error) : error
+      throw failureOf(this.#target, this.#options, error)
     }
   }
 
@@ -247,18 +268,18 @@ export class PostgresStore implements Store {
     if (pets.length === 0) return 0
     // Under the pet insert lock like every create, so ids still become visible in id order;
     // one statement per batch, rows in the order given.
-    return this.#insertTransaction(async (client) => {
+    return this.#write(() => this.#insertTransaction(async (client) => {
       const result = await client.query('INSERT INTO pets (name, category_id, status) SELECT name, category_id, status FROM unnest($1::text[], $2::int8[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, n) ORDER BY n', [
         pets.map((pet) => pet.name),
         pets.map((pet) => pet.categoryId.toString()),
         pets.map((pet) => pet.status ?? null)
       ])
       return result.rowCount ?? 0
-    })
+    }))
   }
 
-  async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
-    return this.#transaction(this.#pool, async (client) => {
+  rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
+    return this.#write(() => this.#transaction(this.#pool, async (client) => {
       const { rows: [old] } = await client.query<KeyRow>(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
         [oldExpiresAt, oldId, now])
       if (!old) return undefined
@@ -266,7 +287,7 @@ export class PostgresStore implements Store {
         [newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null])
       if (!created) throw new Error('INSERT … RETURNING returned no row')
       return { created: keyFromRow(created), old: keyFromRow(old) }
-    })
+    }))
   }
 
   async close (): Promise<void> {

@@ -1,5 +1,6 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { StoreUnavailableError } from '../errors.ts'
+import { rollback } from './conditions.ts'
 
 /** Answers a write's caller: called once the commit that holds the write is durable. */
 type Answer = () => void
@@ -104,7 +105,7 @@ export class GroupCommit {
       for (const pending of batch) answers.push(this.#attempt(pending))
       this.#commit.run()
     } catch (error) {
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
+      rollback(this.#db)
       const failure = isBusy(error) ? new StoreUnavailableError('the SQLite database stayed locked by another writer', { cause: error }) : error
       for (const pending of batch) pending.reject(failure)
       return

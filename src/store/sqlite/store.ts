@@ -1,6 +1,9 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
+import { StorageConditionError } from '../errors.ts'
 import { loadMigrations } from '../migrations.ts'
+import { WriteHealth, type WriteStateListener } from '../write-health.ts'
+import { rollback, storageCondition } from './conditions.ts'
 import { openDatabase } from './open.ts'
 import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './pet-writer.ts'
 import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './rows.ts'
@@ -33,14 +36,18 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly idsFollowCommitOrder = true
   readonly #db: DatabaseSync
+  readonly #path: string
   readonly #statements = new Map<string, StatementSync>()
   readonly #petWriter: PetWriter
   readonly #dataVersion: StatementSync
   #lastDataVersion = 0
   #lastKeyChanges = -1n
   #version = 0
+  // Writes after a failed WAL sync cannot be made durable, whatever succeeds in between.
+  readonly #writes = new WriteHealth(() => this.#petWriter.failure())
 
   constructor (path: string) {
+    this.#path = path
     this.#db = openDatabase(path)
     // Pets are written by a connection of their own that never holds the event loop for an
     // fsync (see filePetWriter); an in-memory database exists on one connection only.
@@ -98,9 +105,30 @@ export class SqliteStore implements Store {
       this.#db.exec('COMMIT')
       return result
     } catch (error) {
-      this.#db.exec('ROLLBACK')
+      rollback(this.#db)
       throw error
     }
+  }
+
+  /** Runs a write: a full disk, a read-only file or an I/O error become StorageConditionError (see WriteHealth). */
+  #write<T> (write: () => Promise<T>): Promise<T> {
+    return this.#writes.track(write, (error) => {
+      const condition = storageCondition(error)
+      return condition === undefined ? undefined : new StorageConditionError(`SQLite at ${this.#path} cannot write: ${condition}`, { cause: error })
+    })
+  }
+
+  watchWrites (listener: WriteStateListener): void {
+    this.#writes.watch(listener)
+  }
+
+  /**
+   * A write that changes nothing yet goes to the WAL, to learn whether writes work again: the
+   * header's user_version set to its own value (SQLite skips an UPDATE to the same value).
+   */
+  #probeWrite (): void {
+    const version = Number(this.#db.prepare('PRAGMA user_version').get()?.user_version)
+    this.#db.exec(`PRAGMA user_version = ${version}`)
   }
 
   async migrate (): Promise<string[]> {
@@ -126,18 +154,19 @@ export class SqliteStore implements Store {
     if (Number(row?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
     const failure = this.#petWriter.failure()
     if (failure) throw new Error('a sync of the WAL failed: restart the process to recover what is on disk', { cause: failure })
+    if (this.#writes.failure) await this.#write(async () => { this.#probeWrite() })
   }
 
   createPet (pet: NewPet): Promise<Pet> {
-    return this.#petWriter.createPet(pet)
+    return this.#write(() => this.#petWriter.createPet(pet))
   }
 
   createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
-    return this.#petWriter.createPetIdempotently(pet, claim)
+    return this.#write(() => this.#petWriter.createPetIdempotently(pet, claim))
   }
 
-  async deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
-    return Number(this.#statement(DELETE_EXPIRED_RECORDS).run(now, limit).changes)
+  deleteExpiredIdempotencyRecords (now: string, limit: number): Promise<number> {
+    return this.#write(async () => Number(this.#statement(DELETE_EXPIRED_RECORDS).run(now, limit).changes))
   }
 
   getPet (id: bigint): Pet | undefined {
@@ -157,11 +186,13 @@ export class SqliteStore implements Store {
     return Number(this.#statement('SELECT count(*) AS n FROM pets').get()?.n)
   }
 
-  async createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
-    const row = this.#statement(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
-      .get(key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null)
-    if (!row) throw new Error('INSERT … RETURNING returned no row')
-    return keyFromRow(row)
+  createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
+    return this.#write(async () => {
+      const row = this.#statement(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
+        .get(key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null)
+      if (!row) throw new Error('INSERT … RETURNING returned no row')
+      return keyFromRow(row)
+    })
   }
 
   async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
@@ -173,32 +204,34 @@ export class SqliteStore implements Store {
     return this.#statement(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`).all().map(keyFromRow)
   }
 
-  async revokeApiKey (id: number): Promise<boolean> {
+  revokeApiKey (id: number): Promise<boolean> {
     this.#version++
-    const result = this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(new Date().toISOString(), id)
-    return Number(result.changes) > 0
+    return this.#write(async () => {
+      const result = this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(new Date().toISOString(), id)
+      return Number(result.changes) > 0
+    })
   }
 
-  async touchApiKey (id: number, at: string): Promise<void> {
-    this.#statement('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id)
+  touchApiKey (id: number, at: string): Promise<void> {
+    return this.#write(async () => { this.#statement('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id) })
   }
 
   async countApiKeys (): Promise<number> {
     return Number(this.#statement('SELECT count(*) AS n FROM api_keys').get()?.n)
   }
 
-  async insertPets (pets: NewPet[]): Promise<number> {
-    const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
+  insertPets (pets: NewPet[]): Promise<number> {
     // Synchronous from BEGIN to COMMIT on this connection; the pet writer waits for the lock.
-    return this.#transaction(() => {
+    return this.#write(async () => this.#transaction(() => {
+      const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
       for (const pet of pets) insert.run(pet.name, pet.categoryId, pet.status ?? null)
       return pets.length
-    })
+    }))
   }
 
-  async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
+  rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
     this.#version++
-    return this.#transaction(() => {
+    return this.#write(async () => this.#transaction(() => {
       const usable = this.#statement('SELECT id FROM api_keys WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)').get(oldId, now)
       if (!usable) return undefined
       const old = this.#statement(`UPDATE api_keys SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${KEY_COLUMNS}`)
@@ -207,7 +240,7 @@ export class SqliteStore implements Store {
         .get(newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null)
       if (!old || !created) throw new Error('UPDATE or INSERT … RETURNING returned no row')
       return { created: keyFromRow(created), old: keyFromRow(old) }
-    })
+    }))
   }
 
   async close (): Promise<void> {
