@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { keysCommand } from './cli/keys.ts'
 import { helpLayout, Refusal, reportError } from './cli/output.ts'
@@ -11,12 +12,16 @@ import { commandStore, type CommandStore } from './cli/store.ts'
 const FOOTER = `
 Every command reads DATABASE_URL (default sqlite:./data/petstore.db). serve, migrate, keys create and
 pets import create and migrate the database when needed; the other commands need a migrated one.
-Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.`
+Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong. Under --json a failure also
+prints {"error":{"code","message"}} on stdout.`
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 
 export function buildProgram (env: Record<string, string | undefined>, store: CommandStore): Command {
   const program = new Command('npm run --silent petstore --')
     .usage('<command> [options]')
     .helpCommand(false)
+    .version(version, '-V, --version', 'print the version and exit')
     .addHelpText('after', FOOTER)
     .addCommand(serveCommand(env))
     .addCommand(migrateCommand(store))
@@ -50,7 +55,8 @@ export async function main (argv: string[], env: Record<string, string | undefin
     await program.parseAsync(argv, { from: 'user' })
     return 0
   } catch (error) {
-    return reportError(running, error)
+    // From the command line itself: a line commander refused may not have reached its options.
+    return reportError(running, error, argv.includes('--json'))
   } finally {
     await store.close()
   }

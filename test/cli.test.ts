@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
@@ -145,5 +145,48 @@ describe('petstore with bad arguments', () => {
     assert.equal(run.code, 2)
     assert.match(run.stdout, /^Usage: npm run --silent petstore -- <command> \[options\]\n/)
     assert.match(run.stdout, /keys create --name NAME/)
+  })
+})
+
+describe('petstore --version, and failures under --json', () => {
+  test('--version and -V print the version of package.json alone on stdout and exit 0', async (t) => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+    assert.match(version, /^\d+\.\d+\.\d+/)
+    const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}` }
+    for (const flag of ['--version', '-V']) assert.deepEqual(await runCli([flag], env), { code: 0, stdout: `${version}\n`, stderr: '' })
+  })
+
+  test('under --json a failing command prints {"error":{"code","message"}} on stdout, keeps its line on stderr, and exits 1 or 2', async (t) => {
+    const folder = tempDir(t)
+    const databaseUrl = `sqlite:${join(folder, 'petstore.db')}`
+    const missing = join(folder, 'missing.db')
+    assert.equal((await runCli(['migrate'], { DATABASE_URL: databaseUrl })).code, 0)
+    const CASES: Array<{ args: string[], code: number, error: { code: string, message: string }, env?: string }> = [
+      { args: ['keys', 'revoke', '99', '--json'], code: 1, error: { code: 'failed', message: 'no key has id 99' } },
+      { args: ['keys', 'revoke', 'abc', '--json'], code: 2, error: { code: 'usage', message: 'expected a key id (a positive whole number), got "abc"' } },
+      { args: ['migrate', '--json', 'now'], code: 2, error: { code: 'usage', message: 'unexpected argument "now"' } },
+      { args: ['pets', 'export', '--json'], code: 2, error: { code: 'usage', message: 'Unknown option \'--json\'' } },
+      { args: ['feed', '--json'], code: 2, error: { code: 'usage', message: 'unknown command "feed"' } },
+      { args: ['pets', 'import', '--json'], code: 2, error: { code: 'usage', message: 'expected the file to import (FILE.jsonl, or - for stdin)' } },
+      { args: ['pets', 'import', folder, '--json'], code: 1, error: { code: 'cannot_read', message: `${folder} is a directory, not a JSON Lines file` } },
+      {
+        args: ['keys', 'list', '--json'],
+        code: 1,
+        env: `sqlite:${missing}`,
+        error: { code: 'no_database', message: `DATABASE_URL sqlite:${missing} names no database (no file at ${missing}): check it, or start the server or run "npm run --silent petstore -- migrate" first` }
+      }
+    ]
+    const runs: CliResult[] = []
+    for (let i = 0; i < CASES.length; i += 2) {
+      runs.push(...await Promise.all(CASES.slice(i, i + 2).map(({ args, env }) => runCli(args, { DATABASE_URL: env ?? databaseUrl }))))
+    }
+    for (const [index, { args, code, error }] of CASES.entries()) {
+      await t.test(`petstore ${args.join(' ')}`, () => {
+        const run = runs[index]!
+        assert.equal(run.code, code, run.stderr)
+        assert.equal(run.stdout, JSON.stringify({ error }) + '\n')
+        assert.ok(run.stderr.includes(`: ${error.message}\n`), run.stderr)
+      })
+    }
   })
 })

@@ -1,8 +1,10 @@
 import type { Command, CommanderError, HelpConfiguration } from 'commander'
+import { StoreUnavailableError } from '../store/index.ts'
 
 /**
  * How the CLI talks: answers on stdout (a key, JSON, JSON Lines) so scripts can read them; notes,
- * summaries of streamed output and errors on stderr, one line each.
+ * summaries of streamed output and errors on stderr, one line each. Under --json a failure is
+ * also a JSON object on stdout, {"error":{"code","message"}}, so a script reads one shape.
  * Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.
  */
 
@@ -10,11 +12,22 @@ export const print = (line: string): void => { process.stdout.write(line + '\n')
 export const note = (line: string): void => { process.stderr.write(line + '\n') }
 export const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`
 
-/** The command line was wrong: exit 2, the message and the command's usage on stderr. */
+/** The command line was wrong: exit 2, the message and the command's usage on stderr; code `usage`. */
 export class UsageError extends Error {}
 
-/** The operation failed: exit 1, the message alone on stderr. */
-export class Failure extends Error {}
+/**
+ * The operation failed: exit 1, the message alone on stderr. `code` names the failure under
+ * --json; `answer` is what the command did all the same (an import's summary), sent with it.
+ */
+export class Failure extends Error {
+  readonly code: string
+  readonly answer: Record<string, unknown> | undefined
+  constructor (message: string, code = 'failed', answer?: Record<string, unknown>) {
+    super(message)
+    this.code = code
+    this.answer = answer
+  }
+}
 
 /** Commander refused the command line; `command` is the one that refused it. */
 export class Refusal extends Error {
@@ -47,10 +60,12 @@ export const helpLayout: HelpConfiguration = {
 /** `keys create` rather than `keys`: the commands that run something. */
 const leaves = (command: Command): Command[] => command.commands.flatMap((sub) => sub.commands.length ? leaves(sub) : [sub])
 
-/** Writes what went wrong in `command` and returns the exit code. */
-export function reportError (command: Command, error: unknown): number {
-  if (error instanceof Refusal) return reportRefusal(error)
-  note(`${prefix(command)}: ${error instanceof Error ? error.message : String(error)}`)
+/** Writes what went wrong in `command` and returns the exit code; `json`: the command line asked for --json. */
+export function reportError (command: Command, error: unknown, json: boolean): number {
+  if (error instanceof Refusal) return reportRefusal(error, json)
+  const message = error instanceof Error ? error.message : String(error)
+  note(`${prefix(command)}: ${message}`)
+  if (json) printError(codeOf(error), message, error instanceof Failure ? error.answer : undefined)
   if (!(error instanceof UsageError)) return 1
   note(usageLine(command))
   return 2
@@ -58,21 +73,40 @@ export function reportError (command: Command, error: unknown): number {
 
 const prefix = (command: Command) => ['petstore', commandPath(command)].filter(Boolean).join(' ')
 
+function codeOf (error: unknown): string {
+  if (error instanceof UsageError) return 'usage'
+  if (error instanceof Failure) return error.code
+  if (error instanceof StoreUnavailableError) return 'unavailable'
+  return 'failed'
+}
+
+function printError (code: string, message: string, answer?: Record<string, unknown>): void {
+  print(JSON.stringify({ ...answer, error: { code, message } }))
+}
+
 /** Commander's messages in the CLI's style: one line, after the command's name, then its usage. */
-function reportRefusal ({ command, code, message }: Refusal): number {
+function reportRefusal ({ command, code, message }: Refusal, json: boolean): number {
   switch (code) {
-    case 'commander.helpDisplayed': return 0
+    case 'commander.helpDisplayed':
+    case 'commander.version':
+      return 0
     // A group (keys, pets) without its command: commander has written the group's help on stderr.
-    case 'commander.help': return 2
-    case 'commander.unknownCommand':
-      note(`petstore: unknown command ${JSON.stringify([commandPath(command), command.args[0]].filter(Boolean).join(' '))}`)
+    case 'commander.help':
+      if (json) printError('usage', `${JSON.stringify(commandPath(command))} needs a command`)
+      return 2
+    case 'commander.unknownCommand': {
+      const text = `unknown command ${JSON.stringify([commandPath(command), command.args[0]].filter(Boolean).join(' '))}`
+      note(`petstore: ${text}`)
+      if (json) printError('usage', text)
       command.outputHelp({ error: true })
       return 2
+    }
   }
   const text = code === 'commander.excessArguments'
     ? `unexpected argument ${JSON.stringify(command.args[command.registeredArguments.length])}`
     : oneLine(message)
   note(`${prefix(command)}: ${text}`)
+  if (json) printError('usage', text)
   note(usageLine(command))
   return 2
 }

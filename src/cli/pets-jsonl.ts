@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream'
 import { once } from 'node:events'
 import { ApiError } from '../http/errors.ts'
 import { parseJsonBody } from '../http/json-body.ts'
+import { Failure } from './output.ts'
 import type { Progress } from './progress.ts'
 import type { NewPet, Pet, PetStatus } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
@@ -14,11 +15,24 @@ import { createValidatorCompiler } from '../http/validation.ts'
  * assigns ids), and writes each batch in one transaction.
  */
 
-export interface ImportOptions { batchSize: number, startLine: number, progress: Progress }
-export interface ImportSummary { imported: number, lines: number, batches: number }
+/** A line that is not a valid pet: its number, why, and the line as it was. */
+export interface RejectedLine { line: number, reason: string, text: string }
+
+export interface ImportOptions {
+  batchSize: number
+  startLine: number
+  progress: Progress
+  /** Given: a bad line is handed here and the import goes on. Not given: a bad line stops it (ImportLineError). */
+  reject?: (rejected: RejectedLine) => Promise<void>
+}
+export interface ImportSummary { imported: number, lines: number, batches: number, rejected: number }
 
 /** A line that is not a valid pet. Batches before it stay written; the message says how to resume. */
-export class ImportLineError extends Error {}
+export class ImportLineError extends Failure {
+  constructor (message: string) {
+    super(message, 'invalid_line')
+  }
+}
 
 const validatePet = createValidatorCompiler()({ schema: { $ref: 'NewPet' } as object, httpPart: 'body', method: 'POST', url: '/v1/pets' }) as
   (data: unknown) => { value: NewPet } | { error: ApiError }
@@ -36,12 +50,13 @@ function readPet (text: string): NewPet | string {
 }
 
 export async function importPets (store: Store, input: Readable, options: ImportOptions): Promise<ImportSummary> {
-  const { batchSize, startLine, progress } = options
+  const { batchSize, startLine, progress, reject } = options
   let batch: NewPet[] = []
   let lineNumber = 0
   let bytes = 0
   let imported = 0
   let batches = 0
+  let rejected = 0
   let committedThrough = startLine - 1
   const flush = async () => {
     if (batch.length === 0) return
@@ -59,6 +74,11 @@ export async function importPets (store: Store, input: Readable, options: Import
       bytes += Buffer.byteLength(line) + 1
       if (lineNumber < startLine || line.trim() === '') continue
       const pet = readPet(line)
+      if (typeof pet === 'string' && reject) {
+        rejected++
+        await reject({ line: lineNumber, reason: pet, text: line })
+        continue
+      }
       if (typeof pet === 'string') {
         const kept = imported === 0
           ? 'Nothing was imported.'
@@ -72,7 +92,7 @@ export async function importPets (store: Store, input: Readable, options: Import
   } finally {
     progress.finish()
   }
-  return { imported, lines: lineNumber, batches }
+  return { imported, lines: lineNumber, batches, rejected }
 }
 
 /** One pet as a JSON line; ids are written as exact integer literals. */

@@ -42,7 +42,7 @@ async function refuseMissingSqliteFile (url: string): Promise<void> {
   if (!url.startsWith('sqlite:')) return
   const { sqlitePath } = await import('../store/sqlite/store.ts')
   const path = sqlitePath(url)
-  if (path !== ':memory:' && !existsSync(path)) throw new Failure(`DATABASE_URL ${url} names no database (no file at ${resolve(path)}): ${MIGRATE_FIRST}`)
+  if (path !== ':memory:' && !existsSync(path)) throw new Failure(`DATABASE_URL ${url} names no database (no file at ${resolve(path)}): ${MIGRATE_FIRST}`, 'no_database')
 }
 
 async function requireMigratedSchema (store: Store, url: string): Promise<void> {
@@ -51,6 +51,6 @@ async function requireMigratedSchema (store: Store, url: string): Promise<void> 
   } catch (error) {
     // An unreachable database is a different problem, and its message already names it.
     if (error instanceof StoreUnavailableError) throw error
-    throw new Failure(`DATABASE_URL ${redactUrl(url)} is not a migrated petstore database (${describeCause(error)}): ${MIGRATE_FIRST}`)
+    throw new Failure(`DATABASE_URL ${redactUrl(url)} is not a migrated petstore database (${describeCause(error)}): ${MIGRATE_FIRST}`, 'not_migrated')
   }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { test } from 'node:test'
@@ -53,7 +53,7 @@ test('pets import writes 1200 lines in transactions of 500, and pets export give
 test('pets import --json prints the summary as JSON', async (t) => {
   const { run, file } = await cliOnStore(t)
   const path = file('two.jsonl', '{"name":"Rex","categoryId":1}\n{"name":"Tom","categoryId":2,"status":"sold"}\n')
-  assert.deepEqual(await run('pets', 'import', path, '--json'), { code: 0, stdout: '{"imported":2,"lines":2,"batches":1}\n', stderr: '' })
+  assert.deepEqual(await run('pets', 'import', path, '--json'), { code: 0, stdout: '{"imported":2,"lines":2,"batches":1,"rejected":0}\n', stderr: '' })
 })
 
 test('a bad line stops the import: batches before it stay, nothing of its own batch is written, and the message says how to resume', async (t) => {
@@ -72,7 +72,7 @@ test('a bad line stops the import: batches before it stay, nothing of its own ba
 
   const fixed = file('fixed.jsonl', [...lines, '{"name":"F","categoryId":6}', '{"name":"G","categoryId":7}'].join('\n') + '\n')
   const resumed = await run('pets', 'import', fixed, '--batch-size', '2', '--start-line', '5', '--json')
-  assert.deepEqual(resumed, { code: 0, stdout: '{"imported":3,"lines":7,"batches":2}\n', stderr: '' })
+  assert.deepEqual(resumed, { code: 0, stdout: '{"imported":3,"lines":7,"batches":2,"rejected":0}\n', stderr: '' })
   assert.deepEqual((await store.listPets({ limit: 100 })).map((pet) => pet.name), ['A', 'B', 'C', 'D', 'E', 'F', 'G'])
 })
 
@@ -83,6 +83,11 @@ test('a line that is not JSON, or not an object, is reported with its number and
   assert.match(notJson.stderr, /^petstore pets import: line 2: the line is not valid JSON: .+\. Nothing was imported\. Fix line 2, then run again with --start-line 1\.\n$/)
   const array = await run('pets', 'import', file('b.jsonl', '[1]\n'))
   assert.equal(array.stderr, 'petstore pets import: line 1: the line must be a JSON object. Nothing was imported. Fix line 1, then run again with --start-line 1.\n')
+  assert.deepEqual(await run('pets', 'import', file('b2.jsonl', '[1]\n'), '--json'), {
+    code: 1,
+    stdout: '{"error":{"code":"invalid_line","message":"line 1: the line must be a JSON object. Nothing was imported. Fix line 1, then run again with --start-line 1."}}\n',
+    stderr: 'petstore pets import: line 1: the line must be a JSON object. Nothing was imported. Fix line 1, then run again with --start-line 1.\n'
+  })
   const huge = await run('pets', 'import', file('c.jsonl', '{"name":"A","categoryId":9223372036854775808}\n'))
   assert.match(huge.stderr, /^petstore pets import: line 1: categoryId must be a signed 64-bit integer/)
   assert.equal(await store.countPets(), 0)
@@ -90,10 +95,15 @@ test('a line that is not JSON, or not an object, is reported with its number and
 
 test('pets import and export refuse bad arguments with exit 2, and a missing file with exit 1', async (t) => {
   const { run } = await cliOnStore(t)
-  const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--batch-size N] [--start-line N] [--json]\n'
+  const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
   assert.deepEqual(await run('pets', 'import'), { code: 2, stdout: '', stderr: 'petstore pets import: expected the file to import (FILE.jsonl, or - for stdin)\n' + usage })
   assert.deepEqual(await run('pets', 'import', 'x.jsonl', '--batch-size', '0'), { code: 2, stdout: '', stderr: 'petstore pets import: --batch-size needs a whole number from 1 to 10000; got "0"\n' + usage })
   assert.deepEqual(await run('pets', 'import', '/nonexistent/pets.jsonl'), { code: 1, stdout: '', stderr: 'petstore pets import: cannot read /nonexistent/pets.jsonl: ENOENT\n' })
+  const folder = tempDir(t)
+  assert.deepEqual(await run('pets', 'import', folder), { code: 1, stdout: '', stderr: `petstore pets import: ${folder} is a directory, not a JSON Lines file\n` })
+  assert.deepEqual(await run('pets', 'import', folder, '--json'), {
+    code: 1, stdout: `{"error":{"code":"cannot_read","message":"${folder} is a directory, not a JSON Lines file"}}\n`, stderr: `petstore pets import: ${folder} is a directory, not a JSON Lines file\n`
+  })
   assert.deepEqual(await run('pets', 'export', '--status', 'lost'), {
     code: 2, stdout: '', stderr: 'petstore pets export: --status must be one of available, pending, sold; got "lost"\nUsage: npm run --silent petstore -- pets export [--status STATUS]\n'
   })
@@ -107,4 +117,75 @@ test('a bad line ends the progress bar before the error is reported: its redraw 
   await assert.rejects(importPets(store, input, { batchSize: 1, startLine: 1, progress }), ImportLineError)
   assert.deepEqual(calls, ['update', 'finish'])
   assert.equal(await store.countPets(), 1)
+})
+
+/** Three valid lines (A, B, E), four bad ones and a blank line, for --rejects. */
+const MIXED = [
+  '{"name":"A","categoryId":1}',
+  '{"name":" ","categoryId":2}',
+  '{"name":"B","categoryId":3}',
+  '{"name":"C",',
+  '',
+  '{"name":"D","categoryId":"4"}',
+  '{"name":"E","categoryId":5,"status":"sold"}',
+  '[1]'
+]
+
+test('pets import --rejects imports every valid line, lists each bad one with its number, reason and text, and exits 1', async (t) => {
+  const { run, file, store } = await cliOnStore(t)
+  const input = file('mixed.jsonl', MIXED.join('\n') + '\n')
+  const rejects = file('rejects.jsonl', 'left over from an earlier run\n')
+  const result = await run('pets', 'import', input, '--batch-size', '2', '--rejects', rejects)
+  assert.equal(result.code, 1)
+  assert.match(result.stdout, /^imported 3 pets from 8 lines in 2 transactions \(\d+\.\d\d s\); 4 lines rejected\n$/)
+  assert.equal(result.stderr, `petstore pets import: 4 lines rejected, listed in ${rejects}\n`)
+  assert.deepEqual((await store.listPets({ limit: 100 })).map(({ id: _id, ...pet }) => pet), [
+    { name: 'A', categoryId: 1n },
+    { name: 'B', categoryId: 3n },
+    { name: 'E', categoryId: 5n, status: 'sold' }
+  ])
+  const listed = readFileSync(rejects, 'utf8').split('\n')
+  assert.equal(listed.pop(), '', 'one JSON line each, each ended')
+  const notJson = JSON.parse(listed[1]!).reason
+  assert.match(notJson, /^the line is not valid JSON: /)
+  assert.deepEqual(listed.map((line) => JSON.parse(line)), [
+    { line: 2, reason: 'name must not be blank and must not contain control characters', text: MIXED[1] },
+    { line: 4, reason: notJson, text: MIXED[3] },
+    { line: 6, reason: 'categoryId must be integer', text: MIXED[5] },
+    { line: 8, reason: 'the line must be a JSON object', text: MIXED[7] }
+  ])
+
+  // Under --json the summary and the error come as one object.
+  const again = await run('pets', 'import', input, '--rejects', rejects, '--json')
+  assert.deepEqual({ ...again, stdout: JSON.parse(again.stdout) }, {
+    code: 1,
+    stdout: { imported: 3, lines: 8, batches: 1, rejected: 4, error: { code: 'lines_rejected', message: `4 lines rejected, listed in ${rejects}` } },
+    stderr: `petstore pets import: 4 lines rejected, listed in ${rejects}\n`
+  })
+  assert.equal(readFileSync(rejects, 'utf8').split('\n').length, 5, 'the rejects file is written afresh')
+})
+
+test('pets import --rejects with no bad line exits 0 and leaves the rejects file empty', async (t) => {
+  const { run, file, store } = await cliOnStore(t)
+  const rejects = file('rejects.jsonl', 'old\n')
+  const result = await run('pets', 'import', file('good.jsonl', '{"name":"A","categoryId":1}\n'), '--rejects', rejects)
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stdout, /^imported 1 pet from 1 line in 1 transaction \(\d+\.\d\d s\); 0 lines rejected\n$/)
+  assert.equal(result.stderr, '')
+  assert.equal(readFileSync(rejects, 'utf8'), '')
+  assert.equal(await store.countPets(), 1)
+})
+
+test('pets import --rejects refuses the imported file itself (exit 2) and a path it cannot write (exit 1), before importing anything', async (t) => {
+  const { run, file, store } = await cliOnStore(t)
+  const input = file('pets.jsonl', '{"name":"A","categoryId":1}\n')
+  const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
+  assert.deepEqual(await run('pets', 'import', input, '--rejects', input), { code: 2, stdout: '', stderr: 'petstore pets import: --rejects needs a file other than the one imported\n' + usage })
+  assert.deepEqual(await run('pets', 'import', input, '--rejects', '/nonexistent/rejects.jsonl', '--json'), {
+    code: 1,
+    stdout: '{"error":{"code":"cannot_write","message":"cannot write /nonexistent/rejects.jsonl: ENOENT"}}\n',
+    stderr: 'petstore pets import: cannot write /nonexistent/rejects.jsonl: ENOENT\n'
+  })
+  assert.equal(readFileSync(input, 'utf8'), '{"name":"A","categoryId":1}\n')
+  assert.equal(await store.countPets(), 0)
 })
