@@ -52,19 +52,19 @@ export interface components {
     schemas: {
         /**
          * @description Availability status of the animal.
-         * @enum {unknown}
+         * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
         /** @description An animal to add. When `status` is omitted the pet has no status. Fields not listed here are ignored and never stored. */
         NewPet: {
             /**
-             * @description The animal's name: 1 to 200 characters, not only whitespace, no control characters. Stored exactly as sent.
+             * @description The animal's name: 1 to 200 characters (Unicode code points), not only whitespace, no control characters (U+0000–U+001F, U+007F–U+009F) and no lone surrogates. Other characters, format characters such as U+200D included, are allowed. Stored exactly as sent.
              * @example Rex
              */
             name: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Any signed 64-bit integer, read and written exactly.
+             * @description Identifier of the category the animal belongs to. Any signed 64-bit integer, read and written exactly. JavaScript clients: JSON.parse and generated clients that type this as `number` silently round values beyond 2^53 (9223372036854775807 becomes 9223372036854775808); use a lossless JSON parser or the project's client (@petstore/client), which reads it as a bigint.
              * @example 7
              */
             categoryId: bigint;
@@ -74,18 +74,18 @@ export interface components {
         Pet: {
             /**
              * Format: int64
-             * @description Unique identifier assigned by the service on creation.
+             * @description Unique identifier assigned by the service on creation. JavaScript clients: JSON.parse and generated clients that type this as `number` silently round values beyond 2^53 (9223372036854775807 becomes 9223372036854775808); use a lossless JSON parser or the project's client (@petstore/client), which reads it as a bigint.
              * @example 1
              */
             id: bigint;
             /**
-             * @description The animal's name: 1 to 200 characters, not only whitespace, no control characters. Stored exactly as sent.
+             * @description The animal's name: 1 to 200 characters (Unicode code points), not only whitespace, no control characters (U+0000–U+001F, U+007F–U+009F) and no lone surrogates. Other characters, format characters such as U+200D included, are allowed. Stored exactly as sent.
              * @example Rex
              */
             name: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Any signed 64-bit integer, read and written exactly.
+             * @description Identifier of the category the animal belongs to. Any signed 64-bit integer, read and written exactly. JavaScript clients: JSON.parse and generated clients that type this as `number` silently round values beyond 2^53 (9223372036854775807 becomes 9223372036854775808); use a lossless JSON parser or the project's client (@petstore/client), which reads it as a bigint.
              * @example 7
              */
             categoryId: bigint;
@@ -96,7 +96,7 @@ export interface components {
         Error: {
             /**
              * @description Machine-readable error code; fixed per HTTP status.
-             * @enum {unknown}
+             * @enum {string}
              */
             code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "request_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
             /** @description Human-readable description. */
@@ -128,7 +128,7 @@ export interface operations {
                 /** @description Maximum number of animals returned. */
                 limit?: number;
                 /** @description Only animals with this status are listed. */
-                status?: "available" | "pending" | "sold";
+                status?: components["schemas"]["PetStatus"];
                 /** @description Opaque position from a `Link: rel="next"` header. Follow the link rather than building it. */
                 cursor?: string;
             };
@@ -486,7 +486,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal to retrieve. */
+                /** @description Identifier of the animal to retrieve. JavaScript clients: JSON.parse and generated clients that type this as `number` silently round values beyond 2^53 (9223372036854775807 becomes 9223372036854775808); use a lossless JSON parser or the project's client (@petstore/client), which reads it as a bigint. */
                 petId: bigint;
             };
             cookie?: never;
