@@ -29,6 +29,7 @@ export function createPetSchema (idempotencyTtlHours: number) {
     response: {
       201: answer('Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
       400: error('The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed.'),
+      403: error('The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends.'),
       409: error('Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds.', retryAfter),
       413: error(`The body is larger than ${BODY_LIMIT_TEXT}.`),
       415: error('The body is not application/json.'),
@@ -74,7 +75,8 @@ export const createPet: FastifyPluginAsyncTypebox<CreatePetOptions> = async (app
     return result.pet
   }
 
-  app.post('/pets', { schema: createPetSchema(idempotencyTtlHours) }, async (request, reply) => {
+  // The bearer check refuses read keys here (config.scope), before the body is read.
+  app.post('/pets', { schema: createPetSchema(idempotencyTtlHours), config: { scope: 'write' } }, async (request, reply) => {
     const header = request.headers['idempotency-key']
     const pet = typeof header === 'string'
       ? await createOnce(request, reply, request.body, header)

@@ -1,9 +1,9 @@
 import type { Pet, PetStatus } from '../../contract/schemas.ts'
-import type { ApiKeyRecord } from '../types.ts'
+import type { ApiKeyRecord, KeyScope } from '../types.ts'
 
 /** The pet columns of a PetRow. */
 export const PET_COLUMNS = 'id, name, category_id, status'
-export const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+export const KEY_COLUMNS = 'id, name, prefix, scope, created_at, last_used_at, revoked_at, expires_at'
 
 // int8 columns arrive as text (see keepInt8Text in pool.ts) and become bigint here.
 export interface PetRow { id: string, name: string, category_id: string, status: PetStatus | null }
@@ -11,6 +11,8 @@ export interface KeyRow {
   id: string
   name: string
   prefix: string
+  // The column's CHECK holds it to these two.
+  scope: KeyScope
   created_at: Date
   last_used_at: Date | null
   revoked_at: Date | null
@@ -32,6 +34,7 @@ export function keyFromRow (row: KeyRow): ApiKeyRecord {
     id: Number(row.id),
     name: row.name,
     prefix: row.prefix,
+    scope: row.scope,
     createdAt: row.created_at.toISOString(),
     lastUsedAt: iso(row.last_used_at),
     revokedAt: iso(row.revoked_at),

@@ -4,7 +4,7 @@ import { loadMigrations } from '../migrations.ts'
 import { createMigrationClient, createPool, isLockTimeout, isOutage, parsePostgresUrl, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PET_INSERT_LOCK, PetInsertBatcher } from './writes.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
 
 export type { PostgresOptions } from './pool.ts'
 
@@ -190,8 +190,8 @@ export class PostgresStore implements Store {
   }
 
   async createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
-    const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
-      [key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null])
+    const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+      [key.name, key.prefix, key.hash, key.scope ?? 'write', new Date().toISOString(), key.expiresAt ?? null])
     return keyFromRow(rows[0]!)
   }
 
@@ -250,15 +250,16 @@ export class PostgresStore implements Store {
     })
   }
 
-  async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
-    return this.#transaction(async (client) => {
+  async rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
+    return this.#transaction(async (client): Promise<KeyRotation> => {
       const { rows: [old] } = await client.query<KeyRow>(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
         [oldExpiresAt, oldId, now])
-      if (!old) return undefined
-      const { rows: [created] } = await client.query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
-        [newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null])
+      if (!old) return { outcome: 'not_usable' }
+      // The successor can do what its predecessor could: the scope is copied, never chosen anew.
+      const { rows: [created] } = await client.query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+        [newKey.name, newKey.prefix, newKey.hash, old.scope, now, newKey.expiresAt ?? null])
       if (!created) throw new Error('INSERT … RETURNING returned no row')
-      return { created: keyFromRow(created), old: keyFromRow(old) }
+      return { outcome: 'rotated', created: keyFromRow(created), old: keyFromRow(old) }
     })
   }
 

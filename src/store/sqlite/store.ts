@@ -4,7 +4,7 @@ import { loadMigrations } from '../migrations.ts'
 import { openDatabase } from './open.ts'
 import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './pet-writer.ts'
 import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './rows.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
 
 /** Where a sqlite: URL points; ':memory:' for an in-memory database. */
 export function sqlitePath (url: string): string {
@@ -155,8 +155,8 @@ export class SqliteStore implements Store {
   }
 
   async createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
-    const row = this.#statement(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
-      .get(key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null)
+    const row = this.#statement(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
+      .get(key.name, key.prefix, key.hash, key.scope ?? 'write', new Date().toISOString(), key.expiresAt ?? null)
     if (!row) throw new Error('INSERT … RETURNING returned no row')
     return keyFromRow(row)
   }
@@ -193,17 +193,19 @@ export class SqliteStore implements Store {
     })
   }
 
-  async rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
+  async rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
     this.#version++
-    return this.#transaction(() => {
+    return this.#transaction((): KeyRotation => {
       const usable = this.#statement('SELECT id FROM api_keys WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)').get(oldId, now)
-      if (!usable) return undefined
+      if (!usable) return { outcome: 'not_usable' }
       const old = this.#statement(`UPDATE api_keys SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${KEY_COLUMNS}`)
         .get(oldExpiresAt, oldExpiresAt, oldId)
-      const created = this.#statement(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
-        .get(newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null)
+      // The successor can do what its predecessor could: the scope is copied, never chosen anew.
+      const created = this.#statement(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at)
+        SELECT ?, ?, ?, scope, ?, ? FROM api_keys WHERE id = ? RETURNING ${KEY_COLUMNS}`)
+        .get(newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null, oldId)
       if (!old || !created) throw new Error('UPDATE or INSERT … RETURNING returned no row')
-      return { created: keyFromRow(created), old: keyFromRow(old) }
+      return { outcome: 'rotated', created: keyFromRow(created), old: keyFromRow(old) }
     })
   }
 
