@@ -30,7 +30,7 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     assert.deepEqual(row.map((cell) => cell.replace(ISO, '<time>')), [row[0], 'deploy-bot', `${key.slice(0, 12)}…`, 'write', '<time>', '<time>', 'active'])
     const json = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
     const records = JSON.parse(json.stdout) as Array<Record<string, unknown>>
-    assert.deepEqual(records.map((record) => Object.keys(record)), records.map(() => ['id', 'name', 'prefix', 'scope', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt']))
+    assert.deepEqual(records.map((record) => Object.keys(record)), records.map(() => ['id', 'name', 'prefix', 'scope', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt', 'lineageId', 'rotatedFrom']))
     for (const output of [listed.stdout, json.stdout]) {
       assert.ok(!output.includes(key.slice(12)), 'the secret part of a key is never listed')
     }
@@ -52,7 +52,7 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     assert.equal(created.code, 0)
     const record = JSON.parse(created.stdout)
     assert.match(record.key, /^psk_[A-Za-z0-9_-]{43}$/)
-    assert.deepEqual(record, { id: 1, name: 'ci', prefix: record.key.slice(0, 12), scope: 'write', createdAt: record.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null, key: record.key })
+    assert.deepEqual(record, { id: 1, name: 'ci', prefix: record.key.slice(0, 12), scope: 'write', createdAt: record.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null, lineageId: 1, rotatedFrom: null, key: record.key })
   })
 
   test('create --scope read issues a read key; list shows each key\'s scope in text and JSON', async (t) => {

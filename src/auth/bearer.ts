@@ -6,7 +6,11 @@ import { keyCache } from './key-cache.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
 declare module 'fastify' {
-  interface FastifyRequest { apiKeyId?: number }
+  interface FastifyRequest {
+    apiKeyId?: number
+    /** The first key of the key's rotation chain: Idempotency-Keys are scoped to it. */
+    keyLineageId?: number
+  }
   /** A route that changes data says so with `config: { scope: 'write' }`; any key may call the others. */
   interface FastifyContextConfig { scope?: KeyScope }
 }
@@ -69,6 +73,7 @@ export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: numb
     const key = keys.cached(hash, at) ?? await keys.lookUp(hash, at)
     if (!key || !isUsable(key, at)) return await refuse(request, reply, INVALID_KEY)
     request.apiKeyId = key.id
+    request.keyLineageId = key.lineageId
     if (limits.countsKeys) await limits.countKey(request, reply)
     touch(request, key.id, at)
     // Still before the body is read: a read key learns nothing about a body it may not send.

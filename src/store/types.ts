@@ -21,6 +21,10 @@ export interface ApiKeyRecord {
   lastUsedAt: string | null
   revokedAt: string | null
   expiresAt: string | null
+  /** The id of the first key of its rotation chain (its own id when it was never rotated into). */
+  lineageId: number
+  /** The key it replaced, when keys rotate issued it. */
+  rotatedFrom: number | null
 }
 
 /** A key to issue; without a scope it is a write key. */
@@ -36,9 +40,12 @@ export type KeyRotation =
   | { outcome: 'not_usable' }
   | { outcome: 'has_successor', successor: ApiKeyRecord }
 
-/** A create that carries an Idempotency-Key: the key is scoped to the API key that sent it. */
+/**
+ * A create that carries an Idempotency-Key: the key is scoped to the lineage of the API key
+ * that sent it, so a retry sent with a rotated successor finds the record of its predecessor.
+ */
 export interface IdempotencyClaim {
-  apiKeyId: number
+  keyLineageId: number
   key: string
   /** Hash of the validated body: the same key with another body is a conflict. */
   fingerprint: string
@@ -73,7 +80,7 @@ export interface Store {
   /** Throws when the database cannot answer or its schema is behind the code. */
   checkReady(): Promise<void>
   createPet(pet: NewPet): Promise<Pet>
-  /** createPet at most once per (API key, Idempotency-Key) while the record lives. */
+  /** createPet at most once per (key lineage, Idempotency-Key) while the record lives. */
   createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
   /** Removes records that expired before now (ISO 8601); returns how many. */
   deleteExpiredIdempotencyRecords(now: string): Promise<number>
@@ -94,7 +101,7 @@ export interface Store {
   /** Adds the pets in one transaction: all of them, or on an error none. Returns how many were added. */
   insertPets(pets: NewPet[]): Promise<number>
   /**
-   * Issues newKey with the old key's scope and sets the old key's expiry to oldExpiresAt (an
+   * Issues newKey with the old key's scope and lineage, linked to it (rotatedFrom), and sets the old key's expiry to oldExpiresAt (an
    * earlier expiry it already has is kept), in one transaction. Refused when the old key is not
    * usable at `now`, or already has a successor usable at `now`: one key, one live successor.
    */

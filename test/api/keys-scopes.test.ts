@@ -38,7 +38,9 @@ test('a read key lists and gets with 200; its createPet is 403 forbidden with th
     createdAt: read.record.createdAt,
     lastUsedAt: null,
     revokedAt: null,
-    expiresAt: null
+    expiresAt: null,
+    lineageId: read.record.id,
+    rotatedFrom: null
   })
 
   const listed = await api.inject({ url: '/v1/pets', headers: read.auth })

@@ -273,7 +273,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key, within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen.
+                 * @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (`keys rotate`), within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
                  */
                 "Idempotency-Key"?: string;
@@ -415,7 +415,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `Idempotency-Key` was already used, by this API key, with a different body. */
+            /** @description The `Idempotency-Key` was already used, by this API key or another key of its rotation chain, with a different body. */
             422: {
                 headers: {
                     /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */

@@ -7,7 +7,8 @@ export type Row = Record<string, SQLOutputValue>
 
 /** The pet columns, in the order petFromRow reads them. */
 export const PET_COLUMNS = 'id, name, category_id, status'
-export const KEY_COLUMNS = 'id, name, prefix, scope, created_at, last_used_at, revoked_at, expires_at'
+// A key that starts its own lineage leaves lineage_id NULL (see migration key-lineage).
+export const KEY_COLUMNS = 'id, name, prefix, scope, created_at, last_used_at, revoked_at, expires_at, coalesce(lineage_id, id) AS lineage_id, rotated_from'
 
 /**
  * The one way a SQLite row becomes a Pet. Pet statements return their rows as arrays
@@ -32,7 +33,9 @@ export function keyFromRow (row: Row): ApiKeyRecord {
     createdAt: text(row.created_at),
     lastUsedAt: textOrNull(row.last_used_at),
     revokedAt: textOrNull(row.revoked_at),
-    expiresAt: textOrNull(row.expires_at)
+    expiresAt: textOrNull(row.expires_at),
+    lineageId: Number(int64(row.lineage_id)),
+    rotatedFrom: row.rotated_from === null ? null : Number(int64(row.rotated_from))
   }
 }
 

@@ -25,6 +25,8 @@ export const SQLITE_HOT_QUERIES = {
 } as const
 
 const KEY_CHANGES = 'SELECT version FROM api_key_changes WHERE id = 1'
+/** A key that works at the time bound to it: not revoked, not expired. */
+const USABLE = '(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?))'
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
@@ -195,14 +197,17 @@ export class SqliteStore implements Store {
 
   async rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
     this.#version++
+    // BEGIN IMMEDIATE: two rotations of one key run one after the other, and the second sees the first's successor.
     return this.#transaction((): KeyRotation => {
-      const usable = this.#statement('SELECT id FROM api_keys WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)').get(oldId, now)
+      const usable = this.#statement(`SELECT id FROM api_keys WHERE id = ? AND ${USABLE}`).get(oldId, now)
       if (!usable) return { outcome: 'not_usable' }
+      const successor = this.#statement(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE rotated_from = ? AND ${USABLE} ORDER BY id LIMIT 1`).get(oldId, now)
+      if (successor) return { outcome: 'has_successor', successor: keyFromRow(successor) }
       const old = this.#statement(`UPDATE api_keys SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${KEY_COLUMNS}`)
         .get(oldExpiresAt, oldExpiresAt, oldId)
-      // The successor can do what its predecessor could: the scope is copied, never chosen anew.
-      const created = this.#statement(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at)
-        SELECT ?, ?, ?, scope, ?, ? FROM api_keys WHERE id = ? RETURNING ${KEY_COLUMNS}`)
+      // The successor can do what its predecessor could, and shares its idempotency records.
+      const created = this.#statement(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at, rotated_from, lineage_id)
+        SELECT ?, ?, ?, scope, ?, ?, id, coalesce(lineage_id, id) FROM api_keys WHERE id = ? RETURNING ${KEY_COLUMNS}`)
         .get(newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null, oldId)
       if (!old || !created) throw new Error('UPDATE or INSERT … RETURNING returned no row')
       return { outcome: 'rotated', created: keyFromRow(created), old: keyFromRow(old) }
