@@ -6,7 +6,7 @@ import { describe, test } from 'node:test'
 import { runCli, startServer, tempDir, type CliResult } from './processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
-const LIST_HEADER = 'id\tname\tprefix\tcreated\tlast used\tstate'
+const LIST_HEADER = 'id\tname\tprefix\tscope\tcreated\tlast used\tstate'
 const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/
 
 describe('petstore keys, on the DATABASE_URL of a running server', () => {
@@ -27,10 +27,10 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     assert.equal(header, LIST_HEADER)
     const row = rows.map((line) => line.split('\t')).find((cells) => cells[1] === 'deploy-bot')
     assert.ok(row, listed.stdout)
-    assert.deepEqual(row.map((cell) => cell.replace(ISO, '<time>')), [row[0], 'deploy-bot', `${key.slice(0, 12)}…`, '<time>', '<time>', 'active'])
+    assert.deepEqual(row.map((cell) => cell.replace(ISO, '<time>')), [row[0], 'deploy-bot', `${key.slice(0, 12)}…`, 'write', '<time>', '<time>', 'active'])
     const json = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
     const records = JSON.parse(json.stdout) as Array<Record<string, unknown>>
-    assert.deepEqual(records.map((record) => Object.keys(record)), records.map(() => ['id', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt']))
+    assert.deepEqual(records.map((record) => Object.keys(record)), records.map(() => ['id', 'name', 'prefix', 'scope', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt', 'lineageId', 'rotatedFrom']))
     for (const output of [listed.stdout, json.stdout]) {
       assert.ok(!output.includes(key.slice(12)), 'the secret part of a key is never listed')
     }
@@ -52,7 +52,20 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     assert.equal(created.code, 0)
     const record = JSON.parse(created.stdout)
     assert.match(record.key, /^psk_[A-Za-z0-9_-]{43}$/)
-    assert.deepEqual(record, { id: 1, name: 'ci', prefix: record.key.slice(0, 12), createdAt: record.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null, key: record.key })
+    assert.deepEqual(record, { id: 1, name: 'ci', prefix: record.key.slice(0, 12), scope: 'write', createdAt: record.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: null, lineageId: 1, rotatedFrom: null, key: record.key })
+  })
+
+  test('create --scope read issues a read key; list shows each key\'s scope in text and JSON', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    const read = await runCli(['keys', 'create', '--name', 'dashboard', '--scope', 'read'], { DATABASE_URL: databaseUrl })
+    assert.deepEqual({ code: read.code, stderr: read.stderr }, { code: 0, stderr: '' })
+    assert.match(read.stdout, KEY_LINE)
+    assert.equal((await runCli(['keys', 'create', '--name', 'writer'], { DATABASE_URL: databaseUrl })).code, 0)
+    const listed = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
+    const rows = listed.stdout.trimEnd().split('\n').slice(1).map((line) => line.split('\t').slice(0, 4))
+    assert.deepEqual(rows, [['1', 'dashboard', `${read.stdout.slice(0, 12)}…`, 'read'], ['2', 'writer', rows[1]![2], 'write']])
+    const json = JSON.parse((await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })).stdout) as Array<{ name: string, scope: string }>
+    assert.deepEqual(json.map(({ name, scope }) => ({ name, scope })), [{ name: 'dashboard', scope: 'read' }, { name: 'writer', scope: 'write' }])
   })
 })
 
@@ -98,13 +111,17 @@ describe('petstore commands that only read or change data, on a DATABASE_URL wit
 
 describe('petstore with bad arguments', () => {
   const usage = (command: string) => `Usage: npm run --silent petstore -- ${command}\n`
+  const CREATE_USAGE = 'keys create --name NAME [--scope read|write] [--json]'
   const CASES: Array<{ args: string[], code: number, stderr: string | RegExp }> = [
     { args: ['feed'], code: 2, stderr: /^petstore: unknown command "feed"\nUsage: / },
-    { args: ['keys', 'create'], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage('keys create --name NAME [--json]') },
-    { args: ['keys', 'create', '--name', '  '], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage('keys create --name NAME [--json]') },
-    { args: ['keys', 'create', '--name', 'bot', 'extra'], code: 2, stderr: 'petstore keys create: unexpected argument "extra"\n' + usage('keys create --name NAME [--json]') },
-    { args: ['keys', 'create', '--nmae', 'bot'], code: 2, stderr: 'petstore keys create: Unknown option \'--nmae\' (did you mean --name?)\n' + usage('keys create --name NAME [--json]') },
-    { args: ['keys', 'create', '--name'], code: 2, stderr: 'petstore keys create: Option \'--name <NAME>\' argument missing\n' + usage('keys create --name NAME [--json]') },
+    { args: ['keys', 'create'], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage(CREATE_USAGE) },
+    { args: ['keys', 'create', '--name', '  '], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage(CREATE_USAGE) },
+    { args: ['keys', 'create', '--name', 'bot', 'extra'], code: 2, stderr: 'petstore keys create: unexpected argument "extra"\n' + usage(CREATE_USAGE) },
+    { args: ['keys', 'create', '--nmae', 'bot'], code: 2, stderr: 'petstore keys create: Unknown option \'--nmae\' (did you mean --name?)\n' + usage(CREATE_USAGE) },
+    { args: ['keys', 'create', '--name'], code: 2, stderr: 'petstore keys create: Option \'--name <NAME>\' argument missing\n' + usage(CREATE_USAGE) },
+    { args: ['keys', 'create', '--name', 'bot', '--scope', 'admin'], code: 2, stderr: 'petstore keys create: --scope needs read or write; got "admin"\n' + usage(CREATE_USAGE) },
+    { args: ['keys', 'create', '--name', 'bot', '--scope', 'READ'], code: 2, stderr: 'petstore keys create: --scope needs read or write; got "READ"\n' + usage(CREATE_USAGE) },
+    { args: ['keys', 'create', '--name', 'bot', '--scope'], code: 2, stderr: 'petstore keys create: Option \'--scope <SCOPE>\' argument missing\n' + usage(CREATE_USAGE) },
     { args: ['keys', 'revoke', '1', '2'], code: 2, stderr: 'petstore keys revoke: unexpected argument "2"\n' + usage('keys revoke ID [--json]') },
     { args: ['keys'], code: 2, stderr: /^Usage: npm run --silent petstore -- keys <command> \[options\]\n[^]*\n {2}keys revoke ID \[--json\]\n/ },
     { args: ['keys', 'feed'], code: 2, stderr: /^petstore: unknown command "keys feed"\nUsage: npm run --silent petstore -- keys <command> \[options\]\n/ },
@@ -137,7 +154,7 @@ describe('petstore with bad arguments', () => {
   test('--help after a command prints its usage, summary and options on stdout and exits 0', async (t) => {
     const run = await runCli(['keys', 'create', '--help'], { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}` })
     assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' })
-    assert.match(run.stdout, /^Usage: npm run --silent petstore -- keys create --name NAME \[--json\]\n\nIssue an API key\. .*\n\nOptions:\n {2}--name <NAME>\n {6}what the key is for, 1 to 100 characters\n/)
+    assert.match(run.stdout, /^Usage: npm run --silent petstore -- keys create --name NAME \[--scope read\|write\] \[--json\]\n\nIssue an API key\. .*\n\nOptions:\n {2}--name <NAME>\n {6}what the key is for, 1 to 100 characters\n/)
   })
 
   test('with no arguments prints the help on stdout and exits 2', async (t) => {

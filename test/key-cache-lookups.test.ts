@@ -11,7 +11,7 @@ import type { ApiKeyRecord, Store } from '../src/store/types.ts'
 
 const HASH = 'a'.repeat(64)
 const record = (revokedAt: string | null = null): ApiKeyRecord =>
-  ({ id: 7, name: 'ci', prefix: 'psk_abcdefgh', createdAt: '2026-11-01T00:00:00.000Z', lastUsedAt: null, revokedAt, expiresAt: null })
+  ({ id: 7, name: 'ci', prefix: 'psk_abcdefgh', scope: 'write', createdAt: '2026-11-01T00:00:00.000Z', lastUsedAt: null, revokedAt, expiresAt: null, lineageId: 7, rotatedFrom: null })
 
 /** A store whose key lookups answer only when the test says so. */
 function controlledStore (keyVersion?: () => number) {

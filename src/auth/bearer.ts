@@ -1,12 +1,18 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import { errorBody } from '../http/errors.ts'
+import { ApiError, errorBody } from '../http/errors.ts'
 import { API_KEY_PATTERN, hashApiKey, KEY_LENGTH } from './keys.ts'
-import type { ApiKeyRecord, Store } from '../store/types.ts'
+import type { ApiKeyRecord, KeyScope, Store } from '../store/types.ts'
 import { keyCache } from './key-cache.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
 declare module 'fastify' {
-  interface FastifyRequest { apiKeyId?: number }
+  interface FastifyRequest {
+    apiKeyId?: number
+    /** The first key of the key's rotation chain: Idempotency-Keys are scoped to it. */
+    keyLineageId?: number
+  }
+  /** A route that changes data says so with `config: { scope: 'write' }`; any key may call the others. */
+  interface FastifyContextConfig { scope?: KeyScope }
 }
 
 // The scheme's name in any case (RFC 9110 section 11.1), then a key in its one form: tested
@@ -25,6 +31,8 @@ const TOUCH_INTERVAL_MS = 60_000
 const UNAUTHORIZED_BODY = JSON.stringify(errorBody('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.'))
 const MISSING_KEY = 'Bearer realm="petstore"'
 const INVALID_KEY = 'Bearer realm="petstore", error="invalid_token"'
+
+const READ_ONLY = 'This API key is read-only: it may list and get animals but not add them; use a key with the write scope.'
 
 export function isUsable (key: ApiKeyRecord, now: number): boolean {
   return key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now)
@@ -65,7 +73,10 @@ export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: numb
     const key = keys.cached(hash, at) ?? await keys.lookUp(hash, at)
     if (!key || !isUsable(key, at)) return await refuse(request, reply, INVALID_KEY)
     request.apiKeyId = key.id
+    request.keyLineageId = key.lineageId
     if (limits.countsKeys) await limits.countKey(request, reply)
     touch(request, key.id, at)
+    // Still before the body is read: a read key learns nothing about a body it may not send.
+    if (key.scope === 'read' && request.routeOptions.config.scope === 'write') throw new ApiError('forbidden', READ_ONLY)
   }
 }

@@ -1,6 +1,6 @@
 import { Command } from 'commander'
 import { generateApiKey } from '../auth/keys.ts'
-import type { ApiKeyRecord } from '../store/types.ts'
+import { KEY_SCOPES, type ApiKeyRecord, type KeyScope } from '../store/types.ts'
 import { Failure, note, print, UsageError } from './output.ts'
 import type { CommandStore } from './store.ts'
 
@@ -10,32 +10,35 @@ const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600
 const DEFAULT_GRACE = '24h'
 
 interface JsonOption { json?: boolean }
+interface CreateOptions extends JsonOption { name?: string, scope?: string }
 interface RotateOptions extends JsonOption { keepOldUntil?: string, grace?: string }
 
 export function keysCommand (store: CommandStore): Command {
   const keys = new Command('keys').description('Issue, list, revoke and rotate API keys.').usage('<command> [options]')
   keys.command('create')
     .description('Issue an API key. Prints the key alone on stdout; it is shown only this once.')
-    .usage('--name NAME [--json]')
+    .usage('--name NAME [--scope read|write] [--json]')
     .option('--name <NAME>', 'what the key is for, 1 to 100 characters')
+    .option('--scope <SCOPE>', 'read: list and get animals; write: also add them (the default)')
     .option('--json', 'print the key\'s record and the key as JSON')
-    .action(async (options: JsonOption & { name?: string }) => {
+    .action(async (options: CreateOptions) => {
       const name = options.name?.trim() ?? ''
       if (!name || name.length > 100) throw new UsageError('--name NAME is required (1 to 100 characters)')
+      const scope = keyScope(options.scope)
       const generated = generateApiKey()
       const s = await store.open()
       await s.migrate()
-      const record = await s.createApiKey({ name, hash: generated.hash, prefix: generated.prefix })
+      const record = await s.createApiKey({ name, hash: generated.hash, prefix: generated.prefix, scope })
       print(options.json ? JSON.stringify({ ...record, key: generated.key }) : generated.key)
     })
   keys.command('list')
-    .description('List keys: id, name, prefix, created, last used, state. Never the secret.')
+    .description('List keys: id, name, prefix, scope, created, last used, state. Never the secret.')
     .usage('[--json]')
     .option('--json', 'print the keys\' records as JSON')
     .action(async (options: JsonOption) => {
       const records = await (await store.openExisting()).listApiKeys()
       if (options.json) return print(JSON.stringify(records))
-      print(['id', 'name', 'prefix', 'created', 'last used', 'state'].join('\t'))
+      print(['id', 'name', 'prefix', 'scope', 'created', 'last used', 'state'].join('\t'))
       for (const key of records) print(keyLine(key))
     })
   keys.command('revoke')
@@ -49,7 +52,7 @@ export function keysCommand (store: CommandStore): Command {
       print(options.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
     })
   keys.command('rotate')
-    .description(`Issue a key with the same name and print it alone on stdout; the old key keeps working until the given time, or for --grace (${DEFAULT_GRACE} by default).`)
+    .description(`Issue a key with the same name and scope and print it alone on stdout; the old key keeps working until the given time, or for --grace (${DEFAULT_GRACE} by default).`)
     .usage('ID [--keep-old-until ISO | --grace DURATION] [--json]')
     .argument('[id]')
     .option('--keep-old-until <ISO>', 'when the old key stops working: an ISO 8601 time with a zone')
@@ -67,7 +70,10 @@ async function rotate (store: CommandStore, id: number, options: RotateOptions):
   if (!old) throw new Failure(`no key has id ${id}`)
   const generated = generateApiKey()
   const rotated = await s.rotateApiKey(id, { name: old.name, hash: generated.hash, prefix: generated.prefix }, expiresAt, new Date(now).toISOString())
-  if (!rotated) throw new Failure(`key ${id} is revoked or expired; issue a new one with keys create`)
+  if (rotated.outcome === 'not_usable') throw new Failure(`key ${id} is revoked or expired; issue a new one with keys create`)
+  if (rotated.outcome === 'has_successor') {
+    throw new Failure(`key ${id} was already rotated: its successor, key ${rotated.successor.id}, is still usable; rotate key ${rotated.successor.id}, or revoke it first`)
+  }
   if (options.json) return print(JSON.stringify({ ...rotated.created, key: generated.key, old: rotated.old }))
   print(generated.key)
   note(`key ${id} (${old.name}) keeps working until ${rotated.old.expiresAt}; the new key has id ${rotated.created.id}`)
@@ -75,7 +81,13 @@ async function rotate (store: CommandStore, id: number, options: RotateOptions):
 
 function keyLine (key: ApiKeyRecord): string {
   const state = key.revokedAt ? `revoked ${key.revokedAt}` : key.expiresAt ? `expires ${key.expiresAt}` : 'active'
-  return [key.id, key.name, `${key.prefix}…`, key.createdAt, key.lastUsedAt ?? 'never used', state].join('\t')
+  return [key.id, key.name, `${key.prefix}…`, key.scope, key.createdAt, key.lastUsedAt ?? 'never used', state].join('\t')
+}
+
+function keyScope (text: string | undefined): KeyScope {
+  const scope = KEY_SCOPES.find((known) => known === (text ?? 'write'))
+  if (!scope) throw new UsageError(`--scope needs read or write; got ${JSON.stringify(text)}`)
+  return scope
 }
 
 function keyId (text: string | undefined): number {

@@ -73,6 +73,7 @@ export const PetsSchema = Type.Array(Type.Ref('Pet'), { $id: 'Pets', maxItems: 1
 export const ERROR_CODES = {
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

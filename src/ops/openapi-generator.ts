@@ -19,9 +19,9 @@ Decisions this service takes where the interface is silent:
 - **categoryId / id**: any signed 64-bit integer, read and written exactly. Numeric strings, fractions, exponents and values outside the range are rejected. JavaScript's JSON.parse, and generators that type them as \`number\`, round values beyond 2^53: use a lossless JSON parser or @petstore/client.
 - **Unknown body fields** are ignored and never stored. Unknown query parameters are ignored.
 - **Pagination**: keyset on \`id\` ascending; \`Link: <…>; rel="next"\` (RFC 8288) with an opaque \`cursor\` when more follow; the body stays a plain array.
-- **Authentication** is checked first: an unauthenticated request gets 401 whatever else is wrong with it.
-- **Errors** always carry \`{code, message, status}\`, also when the HTTP parser or a timeout refuses the request; \`code\` is one of invalid_request 400, unauthorized 401, not_found 404, method_not_allowed 405, request_timeout 408, request_in_progress 409, gone 410, payload_too_large 413, unsupported_media_type 415, idempotency_conflict 422, rate_limited 429, headers_too_large 431, internal 500, unavailable 503. An optional \`details\` array names offending fields. A 5xx never carries a stack, SQL or a library's message.
-- **Idempotent creates**: \`POST /pets\` with an \`Idempotency-Key\` (draft-ietf-httpapi-idempotency-key-header) creates at most once per API key and key for 24 hours: a repeat with the same body gets the first answer again with \`Idempotent-Replayed: true\`; another body is 422 \`idempotency_conflict\`; a repeat while the first is still running waits for it, or gets 409 \`request_in_progress\`.
+- **Authentication** is checked first: an unauthenticated request gets 401 whatever else is wrong with it. A key is read or write: a read key lists and gets animals, and its \`createPet\` gets 403 \`forbidden\`, also before the body is looked at.
+- **Errors** always carry \`{code, message, status}\`, also when the HTTP parser or a timeout refuses the request; \`code\` is one of invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, request_timeout 408, request_in_progress 409, gone 410, payload_too_large 413, unsupported_media_type 415, idempotency_conflict 422, rate_limited 429, headers_too_large 431, internal 500, unavailable 503. An optional \`details\` array names offending fields. A 5xx never carries a stack, SQL or a library's message.
+- **Idempotent creates**: \`POST /pets\` with an \`Idempotency-Key\` (draft-ietf-httpapi-idempotency-key-header) creates at most once per API key and key for 24 hours (a key and the keys rotated from it count as one): a repeat with the same body gets the first answer again with \`Idempotent-Replayed: true\`; another body is 422 \`idempotency_conflict\`; a repeat while the first is still running waits for it, or gets 409 \`request_in_progress\`.
 - **Rate limits**: per API key (1000 requests a minute by default) and per client address for requests that fail authentication (60 a minute); announced on every answer of the operations in \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); over the limit, 429 \`rate_limited\` with \`Retry-After\`.
 - **Limits**: request bodies up to 16 KiB; header fields up to 16 KiB (431); the headers must arrive within 5 s and the whole request within 10 s (408). An overloaded or stopping server answers 503 \`unavailable\` with \`Retry-After\`.
 - **Browsers** on any origin may call the API (CORS \`*\`): keys travel in the \`Authorization\` header, never in cookies.
@@ -88,7 +88,7 @@ export const describeRoutes = fp(async function describeRoutes (app: FastifyInst
       tags: [{ name: 'animals', description: 'Animal records.' }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued with `petstore keys create`: `Authorization: Bearer psk_…`.' }
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued with `petstore keys create`: `Authorization: Bearer psk_…`. A key is read or write (`--scope`): a read key may call listPets and getPet, and gets 403 `forbidden` from createPet; a write key may call all three.' }
         }
       },
       security: [{ bearerAuth: [] }]

@@ -1,6 +1,6 @@
 import type { Histogram } from 'prom-client'
 import type { NewPet, Pet } from '../contract/schemas.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../store/types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../store/types.ts'
 import type { WriteStateListener } from '../store/write-health.ts'
 
 /** petstore_store_query_duration_seconds. */
@@ -157,7 +157,7 @@ export class TimedStore implements Store {
   countApiKeys (): Promise<number> { return this.#timers.countApiKeys.time(() => this.#store.countApiKeys()) }
   insertPets (pets: NewPet[]): Promise<number> { return this.#timers.insertPets.time(() => this.#store.insertPets(pets)) }
 
-  rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string): Promise<{ created: ApiKeyRecord, old: ApiKeyRecord } | undefined> {
+  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
     return this.#timers.rotateApiKey.time(() => this.#store.rotateApiKey(oldId, newKey, oldExpiresAt, now))
   }
 

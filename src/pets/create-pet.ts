@@ -20,7 +20,7 @@ export function createPetSchema (idempotencyTtlHours: number) {
       'Idempotency-Key': Type.Optional(Type.String({
         pattern: IDEMPOTENCY_KEY_PATTERN,
         maxLength: 512,
-        description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key, within ${idempotencyTtlHours} hours creates nothing and gets the first answer again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen.`,
+        description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (\`keys rotate\`), within ${idempotencyTtlHours} hours creates nothing and gets the first answer again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen.`,
         examples: ['"8e03978e-40d5-43e8-bc93-6894a57f9324"']
       }))
     }),
@@ -29,10 +29,11 @@ export function createPetSchema (idempotencyTtlHours: number) {
     response: {
       201: answer('Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
       400: error('The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed.'),
+      403: error('The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends.'),
       409: error('Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds.', retryAfter),
       413: error(`The body is larger than ${BODY_LIMIT_TEXT}.`),
       415: error('The body is not application/json.'),
-      422: error('The `Idempotency-Key` was already used, by this API key, with a different body.'),
+      422: error('The `Idempotency-Key` was already used, by this API key or another key of its rotation chain, with a different body.'),
       ...commonErrors(),
       503: error('The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. Also when the store could not confirm the animal was written to stable storage: it may then exist, and a retry with the same `Idempotency-Key` creates it at most once.', retryAfter)
     }
@@ -58,7 +59,7 @@ export const createPet: FastifyPluginAsyncTypebox<CreatePetOptions> = async (app
     const key = parseIdempotencyKey(header)!
     const at = now()
     const result = await store.createPetIdempotently(pet, {
-      apiKeyId: request.apiKeyId!,
+      keyLineageId: request.keyLineageId!,
       key,
       fingerprint: fingerprintOf(pet),
       now: new Date(at).toISOString(),
@@ -74,7 +75,8 @@ export const createPet: FastifyPluginAsyncTypebox<CreatePetOptions> = async (app
     return result.pet
   }
 
-  app.post('/pets', { schema: createPetSchema(idempotencyTtlHours) }, async (request, reply) => {
+  // The bearer check refuses read keys here (config.scope), before the body is read.
+  app.post('/pets', { schema: createPetSchema(idempotencyTtlHours), config: { scope: 'write' } }, async (request, reply) => {
     const header = request.headers['idempotency-key']
     const pet = typeof header === 'string'
       ? await createOnce(request, reply, request.body, header)

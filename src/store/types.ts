@@ -8,22 +8,45 @@ export interface ListPetsOptions {
   afterId?: bigint
 }
 
+/** What a key may do: read lists and gets animals; write also adds them. */
+export type KeyScope = 'read' | 'write'
+export const KEY_SCOPES: readonly KeyScope[] = ['read', 'write']
+
 /** An API key as stored: never the secret, only its SHA-256 hash and a display prefix. */
 export interface ApiKeyRecord {
   id: number
   name: string
   prefix: string
+  scope: KeyScope
   createdAt: string
   lastUsedAt: string | null
   revokedAt: string | null
   expiresAt: string | null
+  /** The id of the first key of its rotation chain (its own id when it was never rotated into). */
+  lineageId: number
+  /** The key it replaced, when keys rotate issued it. */
+  rotatedFrom: number | null
 }
 
-export interface NewApiKey { name: string, prefix: string, hash: string, expiresAt?: string | null }
+/** A key to issue; without a scope it is a write key. */
+export interface NewApiKey { name: string, prefix: string, hash: string, scope?: KeyScope, expiresAt?: string | null }
 
-/** A create that carries an Idempotency-Key: the key is scoped to the API key that sent it. */
+/**
+ * rotated: the successor was issued (with the old key's scope) and the old key's expiry set.
+ * not_usable: no key with that id is usable now (unknown, revoked or expired); nothing was written.
+ * has_successor: the key was already rotated and that successor is still usable; nothing was written.
+ */
+export type KeyRotation =
+  | { outcome: 'rotated', created: ApiKeyRecord, old: ApiKeyRecord }
+  | { outcome: 'not_usable' }
+  | { outcome: 'has_successor', successor: ApiKeyRecord }
+
+/**
+ * A create that carries an Idempotency-Key: the key is scoped to the lineage of the API key
+ * that sent it, so a retry sent with a rotated successor finds the record of its predecessor.
+ */
 export interface IdempotencyClaim {
-  apiKeyId: number
+  keyLineageId: number
   key: string
   /** Hash of the validated body: the same key with another body is a conflict. */
   fingerprint: string
@@ -68,7 +91,7 @@ export interface Store {
    */
   watchWrites(listener: WriteStateListener): void
   createPet(pet: NewPet): Promise<Pet>
-  /** createPet at most once per (API key, Idempotency-Key) while the record lives. */
+  /** createPet at most once per (key lineage, Idempotency-Key) while the record lives. */
   createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
   /**
    * Removes at most limit records that expired at or before now (ISO 8601), in one short
@@ -92,10 +115,11 @@ export interface Store {
   /** Adds the pets in one transaction: all of them, or on an error none. Returns how many were added. */
   insertPets(pets: NewPet[]): Promise<number>
   /**
-   * Issues newKey and sets the old key's expiry to oldExpiresAt (an earlier expiry it already
-   * has is kept), in one transaction. Undefined when no key with that id is usable at `now`.
+   * Issues newKey with the old key's scope and lineage, linked to it (rotatedFrom), and sets the old key's expiry to oldExpiresAt (an
+   * earlier expiry it already has is kept), in one transaction. Refused when the old key is not
+   * usable at `now`, or already has a successor usable at `now`: one key, one live successor.
    */
-  rotateApiKey(oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string): Promise<{ created: ApiKeyRecord, old: ApiKeyRecord } | undefined>
+  rotateApiKey(oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation>
   /**
    * A number that changes whenever keys may have changed (another connection or process
    * changed one, or this one wrote one), checked cheaply per request. Stores that cannot tell leave it out,

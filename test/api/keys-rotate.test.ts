@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { buildTestApp, issueKey } from '../helpers.ts'
+import { generateApiKey } from '../../src/auth/keys.ts'
+import { buildTestApp, issueKey, json } from '../helpers.ts'
 import { runCli } from '../processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
@@ -31,7 +32,7 @@ test('keys rotate prints the new key alone; the old key works until --keep-old-u
   assert.equal((await call(newKey)).statusCode, 200)
 })
 
-test('keys rotate --grace sets the expiry from now, --json gives both records, and an earlier expiry is kept', async (t) => {
+test('keys rotate --grace sets the expiry from now, and --json gives both records', async (t) => {
   const { store, url } = await buildTestApp(t)
   const { id } = await issueKey(store, 'ci')
   const before = Date.now()
@@ -40,13 +41,20 @@ test('keys rotate --grace sets the expiry from now, --json gives both records, a
   const record = JSON.parse(rotated.stdout)
   const expires = Date.parse(record.old.expiresAt)
   assert.ok(expires >= before + 30 * 60_000 && expires <= Date.now() + 30 * 60_000, record.old.expiresAt)
-  assert.deepEqual(Object.keys(record), ['id', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt', 'key', 'old'])
+  assert.deepEqual(Object.keys(record), ['id', 'name', 'prefix', 'scope', 'createdAt', 'lastUsedAt', 'revokedAt', 'expiresAt', 'lineageId', 'rotatedFrom', 'key', 'old'])
   assert.equal(record.prefix, record.key.slice(0, 12))
-  assert.deepEqual({ ...record.old, createdAt: undefined }, { id, name: 'ci', prefix: record.old.prefix, createdAt: undefined, lastUsedAt: null, revokedAt: null, expiresAt: record.old.expiresAt })
+  assert.deepEqual({ ...record.old, createdAt: undefined }, { id, name: 'ci', prefix: record.old.prefix, scope: 'write', createdAt: undefined, lastUsedAt: null, revokedAt: null, expiresAt: record.old.expiresAt, lineageId: id, rotatedFrom: null })
+  assert.deepEqual({ lineageId: record.lineageId, rotatedFrom: record.rotatedFrom }, { lineageId: id, rotatedFrom: id }, 'the successor is linked to its predecessor and shares its lineage')
+})
 
-  // Rotating again with a longer grace does not extend the old key.
-  const again = await runCli(['keys', 'rotate', String(id), '--grace', '7d', '--json'], { DATABASE_URL: url })
-  assert.equal(JSON.parse(again.stdout).old.expiresAt, record.old.expiresAt)
+test('keys rotate keeps an earlier expiry the old key already has', async (t) => {
+  const { store, url } = await buildTestApp(t)
+  const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
+  const generated = generateApiKey()
+  const { id } = await store.createApiKey({ name: 'short-lived', hash: generated.hash, prefix: generated.prefix, expiresAt })
+  const rotated = await runCli(['keys', 'rotate', String(id), '--grace', '7d', '--json'], { DATABASE_URL: url })
+  assert.equal(rotated.code, 0, rotated.stderr)
+  assert.equal(JSON.parse(rotated.stdout).old.expiresAt, expiresAt)
 })
 
 test('keys rotate refuses a revoked or unknown key (exit 1) and bad options (exit 2)', async (t) => {
@@ -75,4 +83,88 @@ test('insertPets writes a batch in one transaction: a row the database refuses l
     { id: 2n, name: 'B', categoryId: 9223372036854775807n, status: 'sold' }
   ])
   assert.equal(await store.insertPets([]), 0)
+})
+
+/** The new key keys rotate printed; fails the test when the rotation did not happen. */
+async function rotateWithCli (url: string, id: number): Promise<string> {
+  const rotated = await runCli(['keys', 'rotate', String(id)], { DATABASE_URL: url })
+  assert.equal(rotated.code, 0, rotated.stderr)
+  return KEY_LINE.exec(rotated.stdout)![1]!
+}
+
+test('a retry after keys rotate replays: the successors see the predecessor\'s Idempotency-Key; another body is 422; other keys do not see it', async (t) => {
+  const api = await buildTestApp(t)
+  const create = (key: string, body: string) => api.inject({
+    method: 'POST', url: '/v1/pets', payload: body, headers: { authorization: `Bearer ${key}`, ...json, 'idempotency-key': 'order-1' }
+  })
+  const first = await create(api.key, '{"name":"Rex","categoryId":7}')
+  assert.equal(first.statusCode, 201, first.body)
+  const pet = first.json()
+
+  const successor = await rotateWithCli(api.url, api.keyId)
+  const replayed = await create(successor, '{"name":"Rex","categoryId":7}')
+  assert.equal(replayed.statusCode, 201, replayed.body)
+  assert.equal(replayed.headers['idempotent-replayed'], 'true')
+  assert.equal(replayed.headers.location, first.headers.location)
+  assert.deepEqual(replayed.json(), pet)
+
+  const conflict = await create(successor, '{"name":"Tom","categoryId":7}')
+  assert.equal(conflict.statusCode, 422, conflict.body)
+  assert.deepEqual(conflict.json(), {
+    code: 'idempotency_conflict',
+    message: 'This Idempotency-Key was already used with a different body; use a new key for a new request.',
+    status: 422
+  })
+
+  // A chain of two rotations is still one lineage.
+  const successorId = (await api.store.listApiKeys()).at(-1)!.id
+  const third = await rotateWithCli(api.url, successorId)
+  const again = await create(third, '{"name":"Rex","categoryId":7}')
+  assert.equal(again.headers['idempotent-replayed'], 'true')
+  assert.deepEqual(again.json(), pet)
+
+  const other = await issueKey(api.store, 'other')
+  const unrelated = await create(other.key, '{"name":"Rex","categoryId":7}')
+  assert.equal(unrelated.statusCode, 201, unrelated.body)
+  assert.equal(unrelated.headers['idempotent-replayed'], undefined)
+  assert.notEqual(unrelated.json().id, pet.id)
+  assert.equal(await api.store.countPets(), 2)
+})
+
+test('keys rotate refuses a key whose successor is still usable, in grace too (exit 1, naming it); once the successor is revoked it rotates', async (t) => {
+  const { store, url } = await buildTestApp(t)
+  const { id } = await issueKey(store, 'deploy-bot')
+  await rotateWithCli(url, id)
+  const keys = await store.listApiKeys()
+  const successor = keys.at(-1)!
+  const refusal = { code: 1, stdout: '', stderr: `petstore keys rotate: key ${id} was already rotated: its successor, key ${successor.id}, is still usable; rotate key ${successor.id}, or revoke it first\n` }
+  assert.deepEqual(await runCli(['keys', 'rotate', String(id), '--grace', '7d'], { DATABASE_URL: url }), refusal)
+  assert.deepEqual(await store.listApiKeys(), keys, 'nothing was issued and no expiry moved')
+
+  // The successor rotated in its turn is within its grace: still usable, still refused.
+  await rotateWithCli(url, successor.id)
+  const inGrace = (await store.listApiKeys()).find((key) => key.id === successor.id)!
+  assert.deepEqual(await runCli(['keys', 'rotate', String(id)], { DATABASE_URL: url }), refusal)
+  const generated = generateApiKey()
+  const now = new Date().toISOString()
+  assert.deepEqual(await store.rotateApiKey(id, { name: 'deploy-bot', hash: generated.hash, prefix: generated.prefix }, now, now), { outcome: 'has_successor', successor: inGrace })
+
+  await store.revokeApiKey(successor.id)
+  await rotateWithCli(url, id)
+})
+
+test('rotations of one key at once: one issues the successor, the others are refused', async (t) => {
+  const { store } = await buildTestApp(t)
+  const { id } = await issueKey(store, 'racer')
+  const now = new Date().toISOString()
+  const later = new Date(Date.now() + 3_600_000).toISOString()
+  const rotate = () => {
+    const generated = generateApiKey()
+    return store.rotateApiKey(id, { name: 'racer', hash: generated.hash, prefix: generated.prefix }, later, now)
+  }
+  // Several, so that on PostgreSQL they overlap, each on a connection opened beforehand.
+  await Promise.all(Array.from({ length: 8 }, () => store.countApiKeys()))
+  const outcomes = await Promise.all(Array.from({ length: 8 }, rotate))
+  assert.deepEqual(outcomes.map((rotation) => rotation.outcome).sort(), [...Array(7).fill('has_successor'), 'rotated'])
+  assert.equal((await store.listApiKeys()).filter((key) => key.rotatedFrom === id).length, 1)
 })

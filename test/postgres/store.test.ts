@@ -63,7 +63,7 @@ test('keyset pages by status walk every match once in id order', async (t) => {
 test('API keys: created, found by hash, touched and revoked with the first revocation time kept', async (t) => {
   const { store } = await migratedStore(t)
   const created = await store.createApiKey({ name: 'k', prefix: 'psk_abcdefgh', hash: 'a'.repeat(64), expiresAt: '2031-01-02T03:04:05.678Z' })
-  assert.deepEqual(created, { id: 1, name: 'k', prefix: 'psk_abcdefgh', createdAt: created.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: '2031-01-02T03:04:05.678Z' })
+  assert.deepEqual(created, { id: 1, name: 'k', prefix: 'psk_abcdefgh', scope: 'write', createdAt: created.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: '2031-01-02T03:04:05.678Z', lineageId: 1, rotatedFrom: null })
   assert.match(created.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
 
   await store.touchApiKey(1, '2030-05-06T07:08:09.010Z')

@@ -98,7 +98,7 @@ export interface components {
              * @description Machine-readable error code; fixed per HTTP status.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "request_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
+            code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "request_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_conflict" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
             /** @description Human-readable description. */
             message: string;
             /**
@@ -273,7 +273,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key, within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen.
+                 * @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (`keys rotate`), within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
                  */
                 "Idempotency-Key"?: string;
@@ -332,6 +332,21 @@ export interface operations {
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends. */
+            403: {
+                headers: {
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
                 content: {
@@ -400,7 +415,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `Idempotency-Key` was already used, by this API key, with a different body. */
+            /** @description The `Idempotency-Key` was already used, by this API key or another key of its rotation chain, with a different body. */
             422: {
                 headers: {
                     /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */

@@ -1,9 +1,10 @@
 import type { Pet, PetStatus } from '../../contract/schemas.ts'
-import type { ApiKeyRecord } from '../types.ts'
+import type { ApiKeyRecord, KeyScope } from '../types.ts'
 
 /** The pet columns of a PetRow. */
 export const PET_COLUMNS = 'id, name, category_id, status'
-export const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+// A key that starts its own lineage leaves lineage_id NULL (see migration key-lineage).
+export const KEY_COLUMNS = 'id, name, prefix, scope, created_at, last_used_at, revoked_at, expires_at, coalesce(lineage_id, id) AS lineage_id, rotated_from'
 
 // int8 columns arrive as text (see keepInt8Text in pool.ts) and become bigint here.
 export interface PetRow { id: string, name: string, category_id: string, status: PetStatus | null }
@@ -11,10 +12,14 @@ export interface KeyRow {
   id: string
   name: string
   prefix: string
+  // The column's CHECK holds it to these two.
+  scope: KeyScope
   created_at: Date
   last_used_at: Date | null
   revoked_at: Date | null
   expires_at: Date | null
+  lineage_id: string
+  rotated_from: string | null
 }
 
 /** The one way a PostgreSQL row becomes a Pet. */
@@ -32,9 +37,12 @@ export function keyFromRow (row: KeyRow): ApiKeyRecord {
     id: Number(row.id),
     name: row.name,
     prefix: row.prefix,
+    scope: row.scope,
     createdAt: row.created_at.toISOString(),
     lastUsedAt: iso(row.last_used_at),
     revokedAt: iso(row.revoked_at),
-    expiresAt: iso(row.expires_at)
+    expiresAt: iso(row.expires_at),
+    lineageId: Number(row.lineage_id),
+    rotatedFrom: row.rotated_from === null ? null : Number(row.rotated_from)
   }
 }

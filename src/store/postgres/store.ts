@@ -6,7 +6,7 @@ import { WriteHealth, type WriteStateListener } from '../write-health.ts'
 import { createMigrationClient, createPool, failureOf, isLockTimeout, isOutage, parsePostgresUrl, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PET_INSERT_LOCK, PetInsertBatcher } from './writes.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, ListPetsOptions, NewApiKey, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
 
 export type { PostgresOptions } from './pool.ts'
 
@@ -21,9 +21,10 @@ export const POSTGRES_HOT_QUERIES = {
 } as const
 
 /**
- * The pet and its idempotency record in one statement. The record is claimed by the primary
- * key: a concurrent request with the same key waits there until the first commits (then sees
- * its record) or rolls back (then claims it). An expired record is taken over.
+ * The pet and its idempotency record in one statement; api_key_id holds the key's lineage (see
+ * migration key-lineage). The record is claimed by the primary key: a concurrent request with
+ * the same key waits there until the first commits (then sees its record) or rolls back (then
+ * claims it). An expired record is taken over.
  */
 const CREATE_WITH_CLAIM = `WITH pet AS (
   INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${PET_COLUMNS}
@@ -44,6 +45,8 @@ const DELETE_EXPIRED_RECORDS = `DELETE FROM idempotency_records WHERE (api_key_i
   SELECT api_key_id, idempotency_key FROM idempotency_records WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`
 // A write that changes nothing but is still written: whether writes work again.
 const PROBE_WRITE = 'UPDATE schema_migrations SET applied_at = applied_at WHERE version = (SELECT max(version) FROM schema_migrations)'
+/** A key that works at the time in $2: not revoked, not expired. */
+const USABLE = '(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2))'
 // How long a request waits for another one holding the same key before it answers 409.
 const SAME_KEY_WAIT_MS = 2000
 
@@ -179,9 +182,9 @@ export class PostgresStore implements Store {
       return await this.#insertTransaction(async (client): Promise<IdempotentCreate> => {
         await client.query(`SET LOCAL lock_timeout = ${SAME_KEY_WAIT_MS}`)
         const { rows: [created] } = await client.query<PetRow & { claimed: string }>(CREATE_WITH_CLAIM,
-          [pet.name, pet.categoryId, pet.status ?? null, claim.apiKeyId, claim.key, claim.fingerprint, claim.now, claim.expiresAt])
+          [pet.name, pet.categoryId, pet.status ?? null, claim.keyLineageId, claim.key, claim.fingerprint, claim.now, claim.expiresAt])
         if (created!.claimed === '1') return { outcome: 'created', pet: petFromRow(created!) }
-        const { rows: [live] } = await client.query<PetRow & { fingerprint: string }>(LIVE_RECORD, [claim.apiKeyId, claim.key])
+        const { rows: [live] } = await client.query<PetRow & { fingerprint: string }>(LIVE_RECORD, [claim.keyLineageId, claim.key])
         throw new KeyTaken(live!.fingerprint === claim.fingerprint ? { outcome: 'replayed', pet: petFromRow(live!) } : { outcome: 'conflict' })
       })
     } catch (error) {
@@ -215,8 +218,8 @@ export class PostgresStore implements Store {
 
   createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
     return this.#write(async () => {
-      const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
-        [key.name, key.prefix, key.hash, new Date().toISOString(), key.expiresAt ?? null])
+      const { rows } = await this.#query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+        [key.name, key.prefix, key.hash, key.scope ?? 'write', new Date().toISOString(), key.expiresAt ?? null])
       return keyFromRow(rows[0]!)
     })
   }
@@ -278,15 +281,21 @@ export class PostgresStore implements Store {
     }))
   }
 
-  rotateApiKey (oldId: number, newKey: NewApiKey, oldExpiresAt: string, now: string) {
-    return this.#write(() => this.#transaction(this.#pool, async (client) => {
-      const { rows: [old] } = await client.query<KeyRow>(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING ${KEY_COLUMNS}`,
-        [oldExpiresAt, oldId, now])
-      if (!old) return undefined
-      const { rows: [created] } = await client.query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`,
-        [newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null])
+  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
+    return this.#write(() => this.#transaction(this.#pool, async (client): Promise<KeyRotation> => {
+      // FOR UPDATE: a concurrent rotation of the same key waits here, and then sees this one's successor.
+      const { rows: [usable] } = await client.query(`SELECT id FROM api_keys WHERE id = $1 AND ${USABLE} FOR UPDATE`, [oldId, now])
+      if (!usable) return { outcome: 'not_usable' }
+      const { rows: [successor] } = await client.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE rotated_from = $1 AND ${USABLE} ORDER BY id LIMIT 1`, [oldId, now])
+      if (successor) return { outcome: 'has_successor', successor: keyFromRow(successor) }
+      const { rows: [old] } = await client.query<KeyRow>(`UPDATE api_keys SET expires_at = LEAST(coalesce(expires_at, $1), $1) WHERE id = $2 RETURNING ${KEY_COLUMNS}`,
+        [oldExpiresAt, oldId])
+      if (!old) throw new Error('UPDATE … RETURNING returned no row')
+      // The successor can do what its predecessor could, and shares its idempotency records.
+      const { rows: [created] } = await client.query<KeyRow>(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at, rotated_from, lineage_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLUMNS}`,
+        [newKey.name, newKey.prefix, newKey.hash, old.scope, now, newKey.expiresAt ?? null, oldId, old.lineage_id])
       if (!created) throw new Error('INSERT … RETURNING returned no row')
-      return { created: keyFromRow(created), old: keyFromRow(old) }
+      return { outcome: 'rotated', created: keyFromRow(created), old: keyFromRow(old) }
     }))
   }
 

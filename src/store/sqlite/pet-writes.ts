@@ -26,7 +26,8 @@ export class PetWrites {
     this.#insertReturningRow = prepare(`INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`, true)
     this.#findRecord = prepare('SELECT fingerprint, pet_id, expires_at FROM idempotency_records WHERE api_key_id = ? AND idempotency_key = ?')
     this.#getPet = prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`, true)
-    // An expired record is replaced: the key starts a new life with this request.
+    // api_key_id holds the key's lineage (see migration key-lineage). An expired record is
+    // replaced: the key starts a new life with this request.
     this.#upsertRecord = prepare(`INSERT INTO idempotency_records (api_key_id, idempotency_key, fingerprint, pet_id, created_at, expires_at)
       VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (api_key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id,
@@ -44,7 +45,7 @@ export class PetWrites {
    * even in the same batch, finds this record; the pet and its record commit or vanish together.
    */
   createPetIdempotently (pet: NewPet, claim: IdempotencyClaim): IdempotentCreate {
-    const existing = this.#findRecord.get(claim.apiKeyId, claim.key)
+    const existing = this.#findRecord.get(claim.keyLineageId, claim.key)
     if (existing && text(existing.expires_at) > claim.now) {
       if (text(existing.fingerprint) !== claim.fingerprint) return { outcome: 'conflict' }
       const replayed = this.#getPet.get(int64(existing.pet_id))
@@ -55,7 +56,7 @@ export class PetWrites {
     const created = this.#insertReturningRow.get(pet.name, pet.categoryId, pet.status ?? null)
     if (!created) throw new Error('INSERT … RETURNING returned no row')
     const createdPet = petFromRow(created)
-    this.#upsertRecord.run(claim.apiKeyId, claim.key, claim.fingerprint, createdPet.id, claim.now, claim.expiresAt)
+    this.#upsertRecord.run(claim.keyLineageId, claim.key, claim.fingerprint, createdPet.id, claim.now, claim.expiresAt)
     return { outcome: 'created', pet: createdPet }
   }
 }

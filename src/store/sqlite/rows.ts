@@ -1,13 +1,14 @@
 import type { SQLOutputValue } from 'node:sqlite'
 import { PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts'
-import type { ApiKeyRecord } from '../types.ts'
+import { KEY_SCOPES, type ApiKeyRecord, type KeyScope } from '../types.ts'
 
 /** A row as node:sqlite types it, whatever the query: each column is checked as it is read. */
 export type Row = Record<string, SQLOutputValue>
 
 /** The pet columns, in the order petFromRow reads them. */
 export const PET_COLUMNS = 'id, name, category_id, status'
-export const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at, expires_at'
+// A key that starts its own lineage leaves lineage_id NULL (see migration key-lineage).
+export const KEY_COLUMNS = 'id, name, prefix, scope, created_at, last_used_at, revoked_at, expires_at, coalesce(lineage_id, id) AS lineage_id, rotated_from'
 
 /**
  * The one way a SQLite row becomes a Pet. Pet statements return their rows as arrays
@@ -28,10 +29,13 @@ export function keyFromRow (row: Row): ApiKeyRecord {
     id: Number(int64(row.id)),
     name: text(row.name),
     prefix: text(row.prefix),
+    scope: keyScope(row.scope),
     createdAt: text(row.created_at),
     lastUsedAt: textOrNull(row.last_used_at),
     revokedAt: textOrNull(row.revoked_at),
-    expiresAt: textOrNull(row.expires_at)
+    expiresAt: textOrNull(row.expires_at),
+    lineageId: Number(int64(row.lineage_id)),
+    rotatedFrom: row.rotated_from === null ? null : Number(int64(row.rotated_from))
   }
 }
 
@@ -58,6 +62,17 @@ function isPetStatus (value: unknown): value is PetStatus {
 function petStatus (value: SQLOutputValue | undefined): PetStatus {
   if (isPetStatus(value)) return value
   throw unexpected(value, 'a pet status')
+}
+
+const SCOPES: ReadonlySet<unknown> = new Set(KEY_SCOPES)
+
+function isKeyScope (value: unknown): value is KeyScope {
+  return SCOPES.has(value)
+}
+
+function keyScope (value: SQLOutputValue | undefined): KeyScope {
+  if (isKeyScope(value)) return value
+  throw unexpected(value, 'a key scope')
 }
 
 // A column that does not hold what the schema says: a bug or a database edited by hand.
