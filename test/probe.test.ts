@@ -86,7 +86,8 @@ describe('petstore probe BASE_URL --key KEY', () => {
     const run = await runCli(['probe', baseUrl, '--key', 'psk_any', '--json'], {})
     assert.equal(run.code, 1)
     const refused = (path: string, method = 'GET') => `${method} ${baseUrl}${path}: cannot connect (ECONNREFUSED)`
-    const report = JSON.parse(run.stdout) as { ok: boolean, checks: Array<{ ms: unknown }> }
+    const { error, ...report } = JSON.parse(run.stdout) as { ok: boolean, checks: Array<{ ms: unknown }>, error: { code: string } }
+    assert.equal(error.code, 'failed')
     assert.deepEqual({ ...report, checks: report.checks.map((check) => ({ ...check, ms: 0 })) }, {
       ok: false,
       checks: [

@@ -31,9 +31,11 @@ async function probe (text: string | undefined, options: ProbeOptions): Promise<
   const baseUrl = text.replace(/\/+$/, '')
   const checks = await runChecks({ baseUrl, key: options.key, timeoutMs: timeoutOf(options.timeout) })
   const failed = checks.filter((check) => !check.ok)
-  if (options.json) print(JSON.stringify({ ok: failed.length === 0, checks }))
-  else for (const check of checks) print(checkLine(check))
-  if (failed.length > 0) throw new Failure(`${failed.length} of ${checks.length} checks failed: ${failed.map((check) => check.name).join(', ')}`)
+  const ok = failed.length === 0
+  // Under --json a failure is one document: the report with the CLI's error object beside it.
+  if (options.json && ok) print(JSON.stringify({ ok, checks }))
+  if (!options.json) for (const check of checks) print(checkLine(check))
+  if (!ok) throw new Failure(`${failed.length} of ${checks.length} checks failed: ${failed.map((check) => check.name).join(', ')}`, 'failed', { ok, checks })
   if (!options.json) note(`all ${checks.length} checks passed on ${baseUrl}`)
 }
 
