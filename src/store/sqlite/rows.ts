@@ -53,27 +53,17 @@ function textOrNull (value: SQLOutputValue | undefined): string | null {
   return value === null ? null : text(value)
 }
 
-const STATUSES: ReadonlySet<unknown> = new Set(PET_STATUSES)
-
-function isPetStatus (value: unknown): value is PetStatus {
-  return STATUSES.has(value)
+/** A reader for a text column that holds one of `values`; anything else is unexpected. */
+function oneOf<T extends string> (values: readonly T[], what: string): (value: SQLOutputValue | undefined) => T {
+  const allowed: ReadonlySet<unknown> = new Set(values)
+  return (value) => {
+    if (allowed.has(value)) return value as T
+    throw unexpected(value, what)
+  }
 }
 
-function petStatus (value: SQLOutputValue | undefined): PetStatus {
-  if (isPetStatus(value)) return value
-  throw unexpected(value, 'a pet status')
-}
-
-const SCOPES: ReadonlySet<unknown> = new Set(KEY_SCOPES)
-
-function isKeyScope (value: unknown): value is KeyScope {
-  return SCOPES.has(value)
-}
-
-function keyScope (value: SQLOutputValue | undefined): KeyScope {
-  if (isKeyScope(value)) return value
-  throw unexpected(value, 'a key scope')
-}
+const petStatus = oneOf<PetStatus>(PET_STATUSES, 'a pet status')
+const keyScope = oneOf<KeyScope>(KEY_SCOPES, 'a key scope')
 
 // A column that does not hold what the schema says: a bug or a database edited by hand.
 function unexpected (value: SQLOutputValue | undefined, expected: string): TypeError {
