@@ -11,6 +11,8 @@ import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { bearerAuth } from './auth/bearer.ts'
+import { callers } from './auth/callers.ts'
+import { openSurfaceBudget } from './auth/open-surface.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
@@ -94,7 +96,6 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
 
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler(notFoundHandler)
   app.removeAllContentTypeParsers()
   // Synchronous: what it throws (415, 400) Fastify hands to the error handler.
   app.addContentTypeParser<Buffer>('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -129,32 +130,38 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     redisKeyPrefix: config.REDIS_KEY_PREFIX
   })
 
+  const identify = callers(store, config.KEY_CACHE_TTL_MS)
+
   // Before every route, which it records.
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
+  // The probes: never counted against a budget.
   await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining(), ready: metrics.ready })
-  await app.register(docsRoutes)
-  await app.register(async (v1) => {
-    await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
-    // Encapsulated: the bearer check covers the pet operations only.
-    await v1.register(async (guarded) => {
-      guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS, limits))
-      await guarded.register(petRoutes, {
-        store,
-        now,
-        idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
-        publicUrl: config.PUBLIC_URL,
-        deprecatedAt: new Date(config.DEPRECATION_DATE),
-        sunsetAt: new Date(config.SUNSET_DATE),
-        cacheEntries: config.ANSWER_CACHE_ENTRIES
-      })
-      // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
-      allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])
-      allowOnly(guarded, '/pets/:petId', ['GET', 'HEAD'])
+  for (const url of ['/healthz', '/readyz', '/metrics']) allowOnly(app, url, ['GET', 'HEAD'])
+  // The open surface: no key needed, every answer counted, unknown paths included.
+  await app.register(async (open) => {
+    open.addHook('onRequest', openSurfaceBudget(identify, now, limits))
+    open.setNotFoundHandler(notFoundHandler)
+    await open.register(docsRoutes)
+    await open.register(openapiRoute, { prefix: '/v1', publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
+    allowOnly(open, '/v1/openapi.json', ['GET', 'HEAD'])
+    for (const url of ['/docs', '/docs/']) allowOnly(open, url, ['GET', 'HEAD'])
+  })
+  // The pet operations: a usable key or 401.
+  await app.register(async (guarded) => {
+    guarded.addHook('onRequest', bearerAuth(identify, store, now, limits))
+    await guarded.register(petRoutes, {
+      store,
+      now,
+      idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
+      publicUrl: config.PUBLIC_URL,
+      deprecatedAt: new Date(config.DEPRECATION_DATE),
+      sunsetAt: new Date(config.SUNSET_DATE),
+      cacheEntries: config.ANSWER_CACHE_ENTRIES
     })
+    // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
+    allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])
+    allowOnly(guarded, '/pets/:petId', ['GET', 'HEAD'])
   }, { prefix: '/v1' })
-
-  allowOnly(app, '/v1/openapi.json', ['GET', 'HEAD'])
-  for (const url of ['/healthz', '/readyz', '/metrics', '/docs', '/docs/']) allowOnly(app, url, ['GET', 'HEAD'])
 
   purgeExpiredIdempotencyRecords(app, store, now)
   app.addHook('onClose', async () => {

@@ -89,7 +89,7 @@ describe('rate limit of failed authentication per client address', () => {
     })))
     const blocked = await from('10.0.0.1', app.auth.authorization)
     assert.deepEqual(withoutReset(blocked), { status: 429, policy: '"failed-auth";q=3;w=60', state: '"failed-auth";r=0', retryAfter: blocked.headers.ratelimit?.toString().split('t=')[1] })
-    assert.equal(JSON.parse(blocked.body).message, 'Too many requests from this address failed authentication; retry after the time in Retry-After.')
+    assert.equal(JSON.parse(blocked.body).message, 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.')
     assert.equal((await from('10.0.0.2', app.auth.authorization)).statusCode, 200)
   })
 

@@ -31,7 +31,7 @@ test('writes one line per request: request id, method, route template, status, d
     [{ ...api.auth, 'x-request-id': 'req-list' }, '/v1/pets?limit=5&status=sold', { reqId: 'req-list', method: 'GET', route: '/v1/pets', status: 200, keyId: api.keyId, msg: 'request' }],
     [{ ...api.auth, 'x-request-id': 'req-bad' }, '/v1/pets?limit=0', { reqId: 'req-bad', method: 'GET', route: '/v1/pets', status: 400, keyId: api.keyId, msg: 'request' }],
     [{ 'x-request-id': 'req-anon' }, `/v1/pets/${id}`, { reqId: 'req-anon', method: 'GET', route: '/v1/pets/:petId', status: 401, keyId: null, msg: 'request' }],
-    [{ ...api.auth, 'x-request-id': 'req-lost' }, '/v1/lost', { reqId: 'req-lost', method: 'GET', route: null, status: 404, keyId: null, msg: 'request' }]
+    [{ ...api.auth, 'x-request-id': 'req-lost' }, '/v1/lost', { reqId: 'req-lost', method: 'GET', route: null, status: 404, keyId: 1, msg: 'request' }]
   ]
   for (const [headers, url] of requests) await api.inject({ url, headers })
 

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { ApiError, errorBody } from '../http/errors.ts'
-import { API_KEY_PATTERN, hashApiKey, KEY_LENGTH } from './keys.ts'
-import type { ApiKeyRecord, KeyScope, Store } from '../store/types.ts'
-import { keyCache } from './key-cache.ts'
+import type { KeyScope, Store } from '../store/types.ts'
+import type { Identify } from './callers.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
 declare module 'fastify' {
@@ -15,38 +14,24 @@ declare module 'fastify' {
   interface FastifyContextConfig { scope?: KeyScope }
 }
 
-// The scheme's name in any case (RFC 9110 section 11.1), then a key in its one form: tested
-// without taking the key out by a capture, as the key is the header's last KEY_LENGTH characters.
-const BEARER_WITH_KEY = new RegExp(`^(?i:bearer) +${API_KEY_PATTERN.source.slice(1)}`)
-const BEARER_SCHEME = /^bearer(?: |$)/i
 // last_used_at is for operators, not an audit log: a write per minute per key is plenty.
 const TOUCH_INTERVAL_MS = 60_000
 
 /**
- * RFC 6750 section 3.1: error="invalid_token" only when a bearer token was tried. A request
- * with no credentials, or with another scheme's, gets the bare challenge. Both answers are
- * made once and sent as they are, without the error handler: a 401 is the cheapest answer
- * the service gives, and keeps so.
+ * Made once and sent as it is, without the error handler: a 401 is the cheapest answer the
+ * service gives, and keeps so.
  */
 const UNAUTHORIZED_BODY = JSON.stringify(errorBody('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.'))
-const MISSING_KEY = 'Bearer realm="petstore"'
-const INVALID_KEY = 'Bearer realm="petstore", error="invalid_token"'
 
 const READ_ONLY = 'This API key is read-only: it may list and get animals but not add them; use a key with the write scope.'
 
-export function isUsable (key: ApiKeyRecord, now: number): boolean {
-  return key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now)
-}
-
 /**
  * The bearer check that guards every /v1 operation. It runs first (onRequest), so an
- * unauthenticated request never learns whether its body or parameters were right. The key
- * is found by its SHA-256 hash; the message never says whether a key exists. Over a budget,
- * the refusal (429) is thrown.
+ * unauthenticated request never learns whether its body or parameters were right. The
+ * message never says whether a key exists. Over a budget, the refusal (429) is thrown.
  */
-export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: number, limits: AuthLimits): onRequestAsyncHookHandler {
+export function bearerAuth (identify: Identify, store: Store, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
-  const keys = keyCache(store, keyCacheTtlMs)
 
   async function refuse (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<FastifyReply> {
     await limits.countFailure(request, reply)
@@ -63,15 +48,9 @@ export function bearerAuth (store: Store, now: () => number, keyCacheTtlMs: numb
 
   return async function authenticate (request, reply) {
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
-    // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
-    const header = request.headers.authorization?.trim()
-    if (!header) return await refuse(request, reply, MISSING_KEY)
-    if (!BEARER_WITH_KEY.test(header)) return await refuse(request, reply, BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY)
     const at = now()
-    const hash = hashApiKey(header.slice(-KEY_LENGTH))
-    // Most requests find their key in memory and wait for nothing.
-    const key = keys.cached(hash, at) ?? await keys.lookUp(hash, at)
-    if (!key || !isUsable(key, at)) return await refuse(request, reply, INVALID_KEY)
+    const { key, challenge } = await identify(request, at)
+    if (!key) return await refuse(request, reply, challenge)
     request.apiKeyId = key.id
     request.keyLineageId = key.lineageId
     if (limits.countsKeys) await limits.countKey(request, reply)

@@ -7,7 +7,8 @@ import type { RedisBreaker } from './redis-breaker.ts'
 
 /**
  * Two budgets per minute: "default" per API key, and "failed-auth" per client address for
- * requests that fail authentication. Each counts in a store of @fastify/rate-limit: without
+ * requests without a usable key: pet operations that fail authentication, and the open surface
+ * (the docs page, the OpenAPI document, unknown paths) called without a key. Each counts in a store of @fastify/rate-limit: without
  * Redis in this process (its LocalStore), with Redis across every instance (its RedisStore,
  * behind a circuit breaker).
  * The state goes out in the structured fields of draft-ietf-httpapi-ratelimit-headers:
@@ -30,6 +31,8 @@ export interface AuthLimits {
   refuseSpentAddress(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** After a failed check: counts it against the address. */
   countFailure(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  /** A request to the open surface without a usable key: counts against the address; 429 over budget. */
+  countAnonymous(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** False when RATE_LIMIT_PER_MINUTE is 0: keys are not counted, and answers carry no fields. */
   countsKeys: boolean
   /** After a successful check: counts the request against its key; 429 over budget. */
@@ -64,6 +67,8 @@ function budget (name: string, kind: string, quota: number, settings: RateLimitS
 // An address without a colon is IPv4, which normalizeIP returns as it is, after testing it
 // against its long IPv6 pattern: that test was most of this key's cost on every 401.
 const addressOf = (request: FastifyRequest) => request.ip.includes(':') ? normalizeIP(request.ip) : request.ip
+
+const ADDRESS_SPENT = 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.'
 
 const UNCOUNTED = Promise.resolve(undefined)
 
@@ -100,6 +105,13 @@ export function rateLimits (settings: RateLimitSettings): AuthLimits {
   // instances count too.
   let spentUntil = settings.redis ? Infinity : 0
 
+  async function countAgainstAddress (request: FastifyRequest, reply: FastifyReply): Promise<Count | undefined> {
+    const count = await tally(failedAuth, 'incr', addressOf(request))
+    announce(reply, failedAuth, count)
+    if (count && count.current >= failedAuth.quota) spentUntil = Math.max(spentUntil, Date.now() + count.ttl)
+    return count
+  }
+
   return {
     mayRefuseAddress () {
       if (spentUntil !== 0 && spentUntil <= Date.now()) spentUntil = 0
@@ -109,13 +121,15 @@ export function rateLimits (settings: RateLimitSettings): AuthLimits {
       const count = await tally(failedAuth, 'read', addressOf(request))
       if (count && count.current >= failedAuth.quota) {
         announce(reply, failedAuth, count)
-        throw tooMany(count, 'Too many requests from this address failed authentication; retry after the time in Retry-After.')
+        throw tooMany(count, ADDRESS_SPENT)
       }
     },
     async countFailure (request, reply) {
-      const count = await tally(failedAuth, 'incr', addressOf(request))
-      announce(reply, failedAuth, count)
-      if (count && count.current >= failedAuth.quota) spentUntil = Math.max(spentUntil, Date.now() + count.ttl)
+      await countAgainstAddress(request, reply)
+    },
+    async countAnonymous (request, reply) {
+      const count = await countAgainstAddress(request, reply)
+      if (count && count.current > failedAuth.quota) throw tooMany(count, ADDRESS_SPENT)
     },
     countsKeys: settings.perKeyPerMinute > 0,
     async countKey (request, reply) {

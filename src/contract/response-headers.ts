@@ -16,7 +16,7 @@ export const rateLimitHeaders = {
     type: 'string',
     maxLength: 100,
     pattern: `^"${rateLimitPolicies}";q=\\d+;w=\\d+$`,
-    description: 'The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off.'
+    description: 'The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off.'
   },
   RateLimit: {
     type: 'string',

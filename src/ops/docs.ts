@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Fastify from 'fastify'
+import { notModified, representationFor, staticAnswer, type StaticAnswer } from './static-answer.ts'
 
 const SCALAR_CONFIGURATION = {
   url: '/v1/openapi.json',
@@ -16,6 +17,26 @@ const SCALAR_CONFIGURATION = {
   authentication: { preferredSecurityScheme: 'bearerAuth' }
 } as const
 
+const PAGE_URL = '/docs/'
+const SCRIPT_URL = '/docs/js/scalar.js'
+/** The page's own reference to its script, which the page is served with versioned. */
+const SCRIPT_REFERENCE = '"js/scalar.js"'
+/** The page and its redirect, then the script: the routes of the reference plugin, and nothing else under /docs. */
+const DOCS_URLS = ['/docs', PAGE_URL, SCRIPT_URL]
+// The inner answer's framing and caching are this server's own to set.
+const OWN_HEADERS = new Set(['content-length', 'connection', 'date', 'transfer-encoding', 'keep-alive', 'cache-control', 'etag'])
+/**
+ * Bodies go out in pieces of this size: the send timeout (http/send-timeout.ts) sees progress
+ * per completed write, and a 4 MB script in one write shows none until all of it is taken.
+ */
+const PIECE_BYTES = 64 * 1024
+/** The script at its versioned address never changes: a year, and no revalidation. */
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+/** The page, and the script asked without its version: kept, but checked (a 304 when unchanged). */
+const REVALIDATE = 'no-cache'
+
+interface DocsAsset { status: number, headers: Record<string, string | string[]>, answer: StaticAnswer }
+
 /**
  * The page's own small server: the reference plugin carries its 4 MB script inside its module,
  * about 25 MB of memory once loaded. It is loaded on the first visit to /docs, so an instance
@@ -29,17 +50,36 @@ async function loadDocsServer (): Promise<FastifyInstance> {
   return server
 }
 
-/** The page, its redirect and its script: the routes of the reference plugin, and nothing else under /docs. */
-const DOCS_URLS = ['/docs', '/docs/', '/docs/js/scalar.js']
-// The inner answer's framing is this server's own to set.
-const HOP_HEADERS = new Set(['content-length', 'connection', 'date', 'transfer-encoding', 'keep-alive'])
-/**
- * Bodies go out in pieces of this size: the send timeout (http/send-timeout.ts) sees progress
- * per completed write, and a 4 MB script in one write shows none until all of it is taken.
- */
-const PIECE_BYTES = 64 * 1024
+async function assetOf (server: FastifyInstance, url: string, rewrite?: (body: string) => string): Promise<DocsAsset> {
+  const answer = await server.inject({ method: 'GET', url })
+  // The plugin answers its own routes; anything else is a fault, and its body (Fastify's own
+  // words) stays out of the answer.
+  if (answer.statusCode >= 400) throw new Error(`the docs page answered ${answer.statusCode} for ${url}`)
+  const headers: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value !== undefined && !OWN_HEADERS.has(name)) headers[name] = typeof value === 'number' ? String(value) : value
+  }
+  const body = rewrite ? Buffer.from(rewrite(answer.body)) : answer.rawPayload
+  return { status: answer.statusCode, headers, answer: await staticAnswer(body, String(headers['content-type'] ?? '')) }
+}
 
-interface DocsAnswer { status: number, headers: Record<string, string | string[]>, body: Buffer }
+/** Every docs answer, made once: the page names its script by the script's content hash. */
+async function loadDocs (): Promise<{ assets: Map<string, DocsAsset>, close(): Promise<void> }> {
+  const server = await loadDocsServer()
+  try {
+    const script = await assetOf(server, SCRIPT_URL)
+    const versioned = `"js/scalar.js?v=${script.answer.hash}"`
+    const page = await assetOf(server, PAGE_URL, (html) => {
+      if (!html.includes(SCRIPT_REFERENCE)) throw new Error('the docs page no longer names its script as js/scalar.js')
+      return html.replace(SCRIPT_REFERENCE, versioned)
+    })
+    const redirect = await assetOf(server, '/docs')
+    return { assets: new Map([['/docs', redirect], [PAGE_URL, page], [SCRIPT_URL, script]]), close: () => server.close() }
+  } catch (error) {
+    await server.close()
+    throw error
+  }
+}
 
 function * pieces (body: Buffer): Generator<Buffer> {
   for (let start = 0; start < body.length; start += PIECE_BYTES) yield body.subarray(start, start + PIECE_BYTES)
@@ -48,41 +88,42 @@ function * pieces (body: Buffer): Generator<Buffer> {
 /**
  * GET /docs: an interactive reference of the served OpenAPI document. The page's script is
  * bundled in the plugin and served from here; fonts, telemetry and the hosted helpers are off,
- * so the page loads nothing from outside this server and works offline. The answers are fixed,
- * so each is asked of the plugin once and kept: every visitor shares one copy of the script.
- * Any other path under /docs is the app's 404.
+ * so the page loads nothing from outside this server and works offline.
+ *
+ * The answers are fixed, so they are served as static files are: made once and shared by every
+ * visitor, compressed once (Brotli or gzip, as Accept-Encoding asks), each with a strong ETag
+ * and a 304 for a client that has it. The page names its script at a versioned address
+ * (`?v=` its content hash) that browsers keep for a year without asking again. Any other path
+ * under /docs is the app's 404.
  */
 export async function docsRoutes (app: FastifyInstance) {
-  let docsServer: Promise<FastifyInstance> | undefined
-  const answers = new Map<string, Promise<DocsAnswer>>()
-  app.addHook('onClose', async () => { if (docsServer) await (await docsServer).close() })
+  let docs: ReturnType<typeof loadDocs> | undefined
+  app.addHook('onClose', async () => { if (docs) await (await docs.catch(() => undefined))?.close() })
 
-  async function answerOf (url: string): Promise<DocsAnswer> {
-    docsServer ??= loadDocsServer()
-    const answer = await (await docsServer).inject({ method: 'GET', url })
-    // The plugin answers its own routes; anything else is a fault, and its body (Fastify's own
-    // words) stays out of the answer.
-    if (answer.statusCode >= 400) throw new Error(`the docs page answered ${answer.statusCode} for ${url}`)
-    const headers: Record<string, string | string[]> = {}
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = typeof value === 'number' ? String(value) : value
+  function loaded () {
+    if (docs === undefined) {
+      docs = loadDocs()
+      // A failure is not kept: the next visit asks again.
+      docs.catch(() => { docs = undefined })
     }
-    return { status: answer.statusCode, headers, body: answer.rawPayload }
+    return docs
   }
 
-  async function serveDocs (request: FastifyRequest, reply: FastifyReply) {
+  async function serveDocs (request: FastifyRequest<{ Querystring: { v?: string } }>, reply: FastifyReply) {
     const url = request.routeOptions.url!
-    let answer = answers.get(url)
-    if (answer === undefined) {
-      answer = answerOf(url)
-      answers.set(url, answer)
-      // A failure is not kept: the next visit asks again.
-      answer.catch(() => answers.delete(url))
+    const { status, headers, answer } = (await loaded()).assets.get(url)!
+    const chosen = representationFor(answer, request.headers['accept-encoding'])
+    const immutable = url === SCRIPT_URL && request.query.v === answer.hash
+    reply.headers(headers).header('etag', chosen.etag).header('cache-control', immutable ? IMMUTABLE : REVALIDATE)
+    if (answer.representations.br) {
+      const vary = reply.getHeader('vary')
+      reply.header('vary', vary ? `${String(vary)}, Accept-Encoding` : 'Accept-Encoding')
     }
-    const { status, headers, body } = await answer
-    reply.code(status).headers(headers).header('content-length', body.length)
+    if (chosen.encoding !== 'identity') reply.header('content-encoding', chosen.encoding)
+    if (notModified(request.headers['if-none-match'], chosen.etag)) return reply.code(304).send()
+    reply.code(status).header('content-length', chosen.body.length)
     // HEAD: Node sends the headers alone.
-    return reply.send(body.length > PIECE_BYTES && request.method === 'GET' ? Readable.from(pieces(body)) : body)
+    return reply.send(chosen.body.length > PIECE_BYTES && request.method === 'GET' ? Readable.from(pieces(chosen.body)) : chosen.body)
   }
 
   for (const url of DOCS_URLS) {

@@ -141,7 +141,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -158,7 +158,7 @@ export interface operations {
             /** @description `limit`, `status` or `cursor` is invalid (added by this service). */
             400: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -173,7 +173,7 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -190,7 +190,7 @@ export interface operations {
             /** @description The request was not received completely within the request timeout; the connection is closed. */
             408: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -205,7 +205,7 @@ export interface operations {
             /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
             429: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -222,7 +222,7 @@ export interface operations {
             /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
             431: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -237,7 +237,7 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -252,7 +252,7 @@ export interface operations {
             /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -290,7 +290,7 @@ export interface operations {
             /** @description Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`. */
             201: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -309,7 +309,7 @@ export interface operations {
             /** @description The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed. */
             400: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -324,7 +324,7 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -341,7 +341,7 @@ export interface operations {
             /** @description The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends. */
             403: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -356,7 +356,7 @@ export interface operations {
             /** @description The request was not received completely within the request timeout; the connection is closed. */
             408: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -371,7 +371,7 @@ export interface operations {
             /** @description Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds. */
             409: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -388,7 +388,7 @@ export interface operations {
             /** @description The body is larger than 16 KiB. */
             413: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -403,7 +403,7 @@ export interface operations {
             /** @description The body is not application/json. */
             415: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -418,7 +418,7 @@ export interface operations {
             /** @description The `Idempotency-Key` was already used, by this API key or another key of its rotation chain, with a different body. */
             422: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -433,7 +433,7 @@ export interface operations {
             /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
             429: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -450,7 +450,7 @@ export interface operations {
             /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
             431: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -465,7 +465,7 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -480,7 +480,7 @@ export interface operations {
             /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. Also when the store could not confirm the animal was written to stable storage: it may then exist, and a retry with the same `Idempotency-Key` creates it at most once. */
             503: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -511,7 +511,7 @@ export interface operations {
             /** @description Animal found. */
             200: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -532,7 +532,7 @@ export interface operations {
             /** @description `petId` is not a signed 64-bit integer (added by this service). */
             400: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -553,7 +553,7 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -576,7 +576,7 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -597,7 +597,7 @@ export interface operations {
             /** @description The request was not received completely within the request timeout; the connection is closed. */
             408: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -618,7 +618,7 @@ export interface operations {
             /** @description The operation has passed its sunset date and is removed. */
             410: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -639,7 +639,7 @@ export interface operations {
             /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
             429: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -662,7 +662,7 @@ export interface operations {
             /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
             431: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -683,7 +683,7 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
@@ -704,7 +704,7 @@ export interface operations {
             /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
+                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;

@@ -1,0 +1,64 @@
+import { parseArgs } from 'node:util'
+import { luaString, runWrk } from './wrk.ts'
+import { median } from './load.ts'
+import { prepareStore, serviceEnv } from './store.ts'
+import { pinSelfToCore1, serviceScript, START_FLAGS, startServer } from './servers.ts'
+
+/**
+ * npm run bench:docs -- [--rounds 3] [--duration 5] [--budget N]
+ *
+ * What pulling the docs script flat out does to the API: the p99 of `list 20` (a few
+ * connections, the service not saturated) alone, then while 16 more connections fetch the docs
+ * script as a browser does (Brotli) without a key. Rounds alternate quiet and loaded; the table
+ * gives the medians and their ratio. By default the anonymous budget is out of the way
+ * (FAILED_AUTH_LIMIT_PER_MINUTE huge), so the flood is served in full: the serving cost alone.
+ * `--budget 60` runs with the shipped budget, where the flood is answered 429 after its first
+ * sixty requests a minute.
+ */
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    budget: { type: 'string', default: '1000000000' }
+  }
+})
+const rounds = Number(flags.rounds)
+const duration = Number(flags.duration)
+pinSelfToCore1()
+
+const prepared = await prepareStore(10_000)
+const server = await startServer('service', serviceScript(), { ...serviceEnv(prepared.databaseUrl), FAILED_AUTH_LIMIT_PER_MINUTE: flags.budget! }, '/readyz', START_FLAGS)
+try {
+  const page = await (await fetch(`${server.url}/docs/`)).text()
+  const script = /<script src="(js\/scalar\.js[^"]*)"/.exec(page)?.[1]
+  if (!script) throw new Error('the docs page names no script')
+  const list = `wrk.headers["authorization"] = ${luaString(`Bearer ${prepared.key}`)}
+function request() return wrk.format("GET", "/v1/pets?limit=20") end
+`
+  const docs = `wrk.headers["accept-encoding"] = "gzip, deflate, br"
+function request() return wrk.format("GET", ${luaString(`/docs/${script}`)}) end
+`
+  const quiet: number[] = []
+  const loaded: number[] = []
+  const flood: Array<{ rps: number, non2xx: number }> = []
+  for (let round = 0; round < rounds; round++) {
+    quiet.push((await runWrk(server.url, list, { connections: 4, duration })).p99)
+    const [api, pulled] = await Promise.all([
+      runWrk(server.url, list, { connections: 4, duration }),
+      runWrk(server.url, docs, { connections: 16, duration })
+    ])
+    loaded.push(api.p99)
+    flood.push(pulled)
+  }
+  const rows = [
+    ['list 20 p99, quiet (ms)', median(quiet).toFixed(2)],
+    ['list 20 p99, docs pulled flat out (ms)', median(loaded).toFixed(2)],
+    ['ratio', (median(loaded) / median(quiet)).toFixed(2)],
+    ['docs requests/s (median)', median(flood.map((f) => f.rps)).toFixed(0)],
+    ['docs answers refused (429), all rounds', String(flood.reduce((sum, f) => sum + f.non2xx, 0))]
+  ]
+  process.stdout.write(`\nanonymous budget ${flags.budget}/min, ${rounds} rounds of ${duration} s\n\n| measure | value |\n|---|--:|\n${rows.map(([a, b]) => `| ${a} | ${b} |`).join('\n')}\n`)
+} finally {
+  await server.stop()
+  await prepared.cleanup()
+}

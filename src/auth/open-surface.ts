@@ -1,0 +1,20 @@
+import type { onRequestAsyncHookHandler } from 'fastify'
+import type { Identify } from './callers.ts'
+import type { AuthLimits } from './rate-limits.ts'
+
+/**
+ * The budget of everything outside the pet operations that is not a probe: the docs page and
+ * its script, the OpenAPI document, unknown paths and wrong methods. None needs a key, but
+ * each answer is counted, so that scanning paths or pulling the docs script flat out is not
+ * free: against the caller's key when it sends a usable one, else against its address (the
+ * failed-auth budget), and it carries that budget's RateLimit fields.
+ */
+export function openSurfaceBudget (identify: Identify, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
+  return async function countOpenRequest (request, reply) {
+    if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
+    const { key } = await identify(request, now())
+    if (!key) return await limits.countAnonymous(request, reply)
+    request.apiKeyId = key.id
+    if (limits.countsKeys) await limits.countKey(request, reply)
+  }
+}

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto'
+import { promisify } from 'node:util'
+import { brotliCompress, constants, gzip } from 'node:zlib'
+import negotiate from '@fastify/accept-negotiator'
+
+type Encoding = 'br' | 'gzip' | 'identity'
+
+/** One form of an answer's body, with the strong ETag (RFC 9110 section 8.8.3) of exactly these bytes. */
+export interface Representation { body: Buffer, etag: string, encoding: Encoding }
+
+/** A fixed answer, made once: its body in each encoding worth sending, each with its own ETag. */
+export interface StaticAnswer {
+  /** Base64url of the SHA-256 of the plain body: names the content in a versioned address. */
+  hash: string
+  representations: Partial<Record<Encoding, Representation>>
+}
+
+const brotli = promisify(brotliCompress)
+const gzipped = promisify(gzip)
+const COMPRESSIBLE = /^(?:text\/|application\/(?:javascript|json))/
+// Below this a compressed body saves less than its headers cost.
+const COMPRESS_FROM_BYTES = 1024
+// Brotli above quality 5 costs seconds more on the docs script for a few percent; the work runs
+// once, in libuv's threads, when the first visitor asks.
+const BROTLI_QUALITY = 5
+const ENCODINGS: Encoding[] = ['br', 'gzip', 'identity']
+
+function representation (body: Buffer, hash: string, encoding: Encoding): Representation {
+  return { body, encoding, etag: encoding === 'identity' ? `"${hash}"` : `"${hash}-${encoding}"` }
+}
+
+/** Hashes the body and compresses it, when its type compresses, with Brotli and gzip. */
+export async function staticAnswer (body: Buffer, contentType: string): Promise<StaticAnswer> {
+  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 22)
+  const representations: StaticAnswer['representations'] = { identity: representation(body, hash, 'identity') }
+  if (COMPRESSIBLE.test(contentType) && body.length >= COMPRESS_FROM_BYTES) {
+    const [br, gz] = await Promise.all([
+      brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+      gzipped(body)
+    ])
+    representations.br = representation(br, hash, 'br')
+    representations.gzip = representation(gz, hash, 'gzip')
+  }
+  return { hash, representations }
+}
+
+/** The smallest form the client accepts (Accept-Encoding); the plain body when it names none. */
+export function representationFor (answer: StaticAnswer, acceptEncoding: string | undefined): Representation {
+  const offered = ENCODINGS.filter((encoding) => answer.representations[encoding] !== undefined)
+  const chosen = acceptEncoding ? negotiate(acceptEncoding, offered) : null
+  return answer.representations[chosen ?? 'identity']!
+}
+
+/**
+ * Whether If-None-Match names this representation (RFC 9110 section 13.1.2): weak comparison,
+ * `*`, or one of a comma-separated list.
+ */
+export function notModified (ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false
+  if (ifNoneMatch.trim() === '*') return true
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
+}
