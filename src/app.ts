@@ -156,7 +156,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       publicUrl: config.PUBLIC_URL,
       deprecatedAt: new Date(config.DEPRECATION_DATE),
       sunsetAt: new Date(config.SUNSET_DATE),
-      cacheEntries: config.ANSWER_CACHE_ENTRIES
+      cacheEntries: config.ANSWER_CACHE_ENTRIES,
+      cacheCounters: metrics.answerCache
     })
     // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
     allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])

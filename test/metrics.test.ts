@@ -80,7 +80,11 @@ test('every metric of the service is exposed with its help text and type', async
     '# HELP petstore_ready Whether the instance is ready (1) or not (0), as /readyz answers; kept current on a timer.',
     '# TYPE petstore_ready gauge',
     '# HELP petstore_build_info Always 1; the labels name the version, the Node.js version and the store.',
-    '# TYPE petstore_build_info gauge'
+    '# TYPE petstore_build_info gauge',
+    '# HELP petstore_answer_cache_hits_total Answers sent from the answer cache, by cache (pet or list).',
+    '# TYPE petstore_answer_cache_hits_total counter',
+    '# HELP petstore_answer_cache_misses_total Answer cache lookups that found nothing and went to the store, by cache (pet or list).',
+    '# TYPE petstore_answer_cache_misses_total counter'
   ])
 })
 

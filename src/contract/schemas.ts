@@ -47,11 +47,14 @@ const categoryId = int64({
   examples: [7]
 })
 
-export const NewPetSchema = Type.Object({
+/** What a client sends; a stored pet is the same fields and its id. */
+const newPetFields = {
   name: petName,
   categoryId,
   status: Type.Optional(petStatusRef)
-}, {
+}
+
+export const NewPetSchema = Type.Object(newPetFields, {
   $id: 'NewPet',
   description: 'An animal to add. When `status` is omitted the pet has no status. Fields not listed here are ignored and never stored.'
 })
@@ -59,9 +62,7 @@ export type NewPet = Static<typeof NewPetSchema>
 
 export const PetSchema = Type.Object({
   id: int64({ description: 'Unique identifier assigned by the service on creation.', examples: [1] }),
-  name: petName,
-  categoryId,
-  status: Type.Optional(petStatusRef)
+  ...newPetFields
 }, {
   $id: 'Pet',
   description: 'An animal record. `status` is absent when the pet has none.'

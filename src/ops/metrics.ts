@@ -20,7 +20,12 @@ export interface Metrics {
   ready: Gauge
   /** Always 1; its labels say what runs: version, Node and store. */
   buildInfo: Gauge<'version' | 'node' | 'store'>
+  /** The answer cache's lookups, by cache, bound once so that a lookup costs one increment. */
+  answerCache: Record<AnswerCache, { hit: Counter.Internal, miss: Counter.Internal }>
 }
+
+/** found pets (getPet) and full pages (listPets), as src/pets/answer-cache.ts keeps them. */
+type AnswerCache = 'pet' | 'list'
 
 let processRegistry: Registry | undefined
 
@@ -62,11 +67,27 @@ export function createMetrics (store: Store['kind']): Metrics {
     }),
     ready: new Gauge({ name: 'petstore_ready', help: 'Whether the instance is ready (1) or not (0), as /readyz answers; kept current on a timer.', registers }),
     buildInfo: new Gauge({ name: 'petstore_build_info', help: 'Always 1; the labels name the version, the Node.js version and the store.', labelNames: ['version', 'node', 'store'], registers })
-    // The answer cache's hit and miss counters (petstore_answer_cache_*) belong here.
   }
   metrics.buildInfo.labels(packageJson.version, process.version, store).set(1)
+  const answerCache = answerCacheCounters(registers)
   // Merged once every metric is in `own`: the merged registry takes the metrics it finds.
-  return { registry: Registry.merge([own, processMetrics()]), ...metrics }
+  return { registry: Registry.merge([own, processMetrics()]), ...metrics, answerCache }
+}
+
+/** The hit and miss counters of each answer cache, their children bound once. */
+function answerCacheCounters (registers: Registry[]): Metrics['answerCache'] {
+  const labelNames = ['cache'] as const
+  const hits = new Counter({ name: 'petstore_answer_cache_hits_total', help: 'Answers sent from the answer cache, by cache (pet or list).', labelNames, registers })
+  const misses = new Counter({ name: 'petstore_answer_cache_misses_total', help: 'Answer cache lookups that found nothing and went to the store, by cache (pet or list).', labelNames, registers })
+  const bound = (cache: AnswerCache) => {
+    const counters = { hit: hits.labels(cache), miss: misses.labels(cache) }
+    // Each series exists from the start: rate() cannot see the first increment of a series
+    // that appears with it.
+    counters.hit.inc(0)
+    counters.miss.inc(0)
+    return counters
+  }
+  return { pet: bound('pet'), list: bound('list') }
 }
 
 /**

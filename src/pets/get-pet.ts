@@ -3,7 +3,7 @@ import { ApiError } from '../http/errors.ts'
 import { deprecationHeaders, GET_PET_DOCS_FRAGMENT } from '../contract/response-headers.ts'
 import { PetIdParamsSchema } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
-import { finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
+import { type AnswerCacheCounters, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
 import { baseUrl } from './base-url.ts'
 import { answer, commonErrors, error } from './responses.ts'
 
@@ -36,11 +36,12 @@ export interface GetPetOptions {
   sunsetAt: Date
   /** How many found pets to keep serialized; 0 turns the cache off. */
   cacheEntries: number
+  cacheCounters: AnswerCacheCounters
 }
 
 /** GET /pets/{petId}: one pet; deprecated, and gone from its sunset on. */
-export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { store, now, publicUrl, deprecatedAt, sunsetAt, cacheEntries }) => {
-  const found = finalAnswers<bigint, string>(store, cacheEntries)
+export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { store, now, publicUrl, deprecatedAt, sunsetAt, cacheEntries, cacheCounters }) => {
+  const found = finalAnswers<bigint, string>(store, cacheEntries, cacheCounters.pet)
   const sunsetHeader = sunsetAt.toUTCString()
   const deprecationHeader = `@${Math.floor(deprecatedAt.getTime() / 1000)}`
   const sunsetMs = sunsetAt.getTime()

@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from '../contract/int64.ts'
 import { nextLink } from '../contract/response-headers.ts'
 import { LIST_LIMIT_DEFAULT, ListPetsQuerySchema, type PetStatus } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
-import { finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
+import { type AnswerCacheCounters, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
 import { baseUrl } from './base-url.ts'
 import { answer, commonErrors, error } from './responses.ts'
 
@@ -29,14 +29,15 @@ export interface ListPetsOptions {
   publicUrl?: string
   /** How many full pages to keep serialized; 0 turns the cache off. */
   cacheEntries: number
+  cacheCounters: AnswerCacheCounters
 }
 
 /** A page as it is sent: its JSON, and the cursor of the next page when there is one. */
 interface Page { json: string, nextCursor?: string }
 
 /** GET /pets: a page of pets in id order, the next one announced in a Link header. */
-export const listPets: FastifyPluginAsyncTypebox<ListPetsOptions> = async (app, { store, publicUrl, cacheEntries }) => {
-  const pages = finalAnswers<string, Page>(store, cacheEntries)
+export const listPets: FastifyPluginAsyncTypebox<ListPetsOptions> = async (app, { store, publicUrl, cacheEntries, cacheCounters }) => {
+  const pages = finalAnswers<string, Page>(store, cacheEntries, cacheCounters.list)
 
   /** A page from the store, kept when it is full (final, see answer-cache.ts). */
   async function readPage (key: string, limit: number, status: PetStatus | undefined, cursor: string | undefined, reply: FastifyReply): Promise<Page> {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Store } from '../store/types.ts'
+import type { AnswerCacheCounters } from './answer-cache.ts'
 import { createPet } from './create-pet.ts'
 import { getPet } from './get-pet.ts'
 import { listPets } from './list-pets.ts'
@@ -15,6 +16,8 @@ export interface PetRoutesOptions {
   sunsetAt: Date
   /** How many full pages, and as many found pets, to keep serialized; 0 turns the cache off. */
   cacheEntries: number
+  /** The answer cache's hits and misses, by cache. */
+  cacheCounters: AnswerCacheCounters
 }
 
 /** The three operations of the interface, in the order the OpenAPI document lists them. */
