@@ -31,6 +31,8 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
   const link = (await fetch(`${origin}/v1/pets/${petId}`, { headers: { authorization: `Bearer ${key}` } })).headers.get('link') ?? ''
   const notice = /<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
   if (!notice?.startsWith(`${origin}/docs#`)) assert.fail(`Link names the docs page: ${link}`)
+  // RFC 3986 allows no braces: {petId} travels percent-encoded, and the page decodes it.
+  assert.equal(notice, `${origin}/docs#tag/animals/GET/pets/%7BpetId%7D`)
 
   const shots = mkdtempSync(join(tmpdir(), 'petstore-docs-shot-'))
   await useDocsPage(browser.pages()[0] ?? await browser.newPage(), { origin, key, name, notice, shots })
@@ -38,7 +40,8 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
 interface DocsCase { origin: string, key: string, name: string, notice: string, shots: string }
 
 async function useDocsPage (page: Page, { origin, key, name, notice, shots }: DocsCase) {
-  const fragment = notice.slice(notice.indexOf('#') + 1)
+  // The section's id is the fragment as the page decodes it.
+  const fragment = decodeURIComponent(notice.slice(notice.indexOf('#') + 1))
   const requested: string[] = []
   page.on('request', (request) => { requested.push(request.url()) })
 

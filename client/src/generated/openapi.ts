@@ -521,7 +521,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -542,7 +542,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -565,7 +565,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -586,7 +586,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -607,7 +607,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -628,7 +628,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -651,7 +651,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -672,7 +672,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -693,7 +693,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -716,7 +716,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
                     Sunset?: string;
-                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`). */
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
                     Link?: string;
                     [name: string]: unknown;
                 };
