@@ -272,10 +272,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (`keys rotate`), within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen.
-                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
-                 */
+                /** @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (`keys rotate`), within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen. Make a fresh key for each new animal, such as a new random UUID (`crypto.randomUUID()`), and send it again only to retry that same create. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
