@@ -23,6 +23,7 @@ import { redisBreaker } from './auth/redis-breaker.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
 import { allowOnly } from './http/method-not-allowed.ts'
+import { notAResource } from './http/not-a-resource.ts'
 import { petRoutes } from './pets/routes.ts'
 import { keepRouteTemplates, routeTemplateOf } from './http/route-template.ts'
 import { BODY_LIMIT_BYTES, sharedSchemas } from './contract/schemas.ts'
@@ -150,6 +151,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
       allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])
       allowOnly(guarded, '/pets/:petId', ['GET', 'HEAD'])
+      notAResource(guarded, '/pets/', 'the animals are at /v1/pets, without the trailing slash.')
     })
   }, { prefix: '/v1' })
 

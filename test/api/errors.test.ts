@@ -30,6 +30,52 @@ describe('unknown routes', () => {
   })
 })
 
+describe('a trailing slash after /v1/pets', () => {
+  const notFound = (method: string) => ({ code: 'not_found', message: `No route for ${method} /v1/pets/; the animals are at /v1/pets, without the trailing slash.`, status: 404 })
+  const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
+
+  test('names no resource: 404 not_found for every method, never a 400 about a petId nobody sent', async (t) => {
+    const api = await buildTestApp(t)
+    for (const method of METHODS) {
+      const res = await api.inject({ method, url: '/v1/pets/?limit=5', headers: api.auth })
+      assert.equal(res.statusCode, 404, method)
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(res.json(), notFound(method))
+    }
+    const head = await api.inject({ method: 'HEAD', url: '/v1/pets/', headers: api.auth })
+    assert.deepEqual([head.statusCode, head.body], [404, ''])
+  })
+
+  test('a create sent there is 404 before its body is read, and stores nothing', async (t) => {
+    const api = await buildTestApp(t)
+    for (const [contentType, payload] of [['application/json', '{"name":"Rex","categoryId":7}'], ['text/plain', 'x'.repeat(100_000)]]) {
+      const res = await api.inject({ method: 'POST', url: '/v1/pets/', headers: { ...api.auth, 'content-type': contentType! }, payload })
+      assert.equal(res.statusCode, 404, contentType)
+      assert.deepEqual(res.json(), notFound('POST'))
+    }
+    assert.equal(await api.store.countPets(), 0)
+  })
+
+  test('authentication still comes first: without a valid key it is 401', async (t) => {
+    const api = await buildTestApp(t)
+    for (const method of ['GET', 'POST', 'DELETE'] as const) {
+      for (const headers of [{}, { authorization: 'Bearer psk_0000000000000000000000000000000000000000000' }]) {
+        const res = await api.inject({ method, url: '/v1/pets/', headers })
+        assert.equal(res.statusCode, 401, method)
+        assert.deepEqual(res.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+      }
+    }
+  })
+
+  test('is counted under a route of its own in the metrics', async (t) => {
+    const api = await buildTestApp(t)
+    await api.inject({ url: '/v1/pets/', headers: api.auth })
+    const metrics = (await api.app.inject({ url: '/metrics' })).body
+    assert.match(metrics, /^http_requests_total\{route="\/v1\/pets\/",method="GET",status="404"\} 1$/m)
+    assert.doesNotMatch(metrics, /route="\/v1\/pets\/:petId"/)
+  })
+})
+
 describe('methods a known path does not serve', () => {
   const PATHS: Array<[path: string, allow: string]> = [
     ['/v1/pets', 'GET, HEAD, POST'],
