@@ -22,7 +22,7 @@ import { rateLimits } from './auth/rate-limits.ts'
 import { redisBreaker } from './auth/redis-breaker.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
-import { allowOnly } from './http/method-not-allowed.ts'
+import { allowOnly, routeEveryMethod } from './http/method-not-allowed.ts'
 import { notAResource } from './http/not-a-resource.ts'
 import { petRoutes } from './pets/routes.ts'
 import { keepRouteTemplates, routeTemplateOf } from './http/route-template.ts'
@@ -90,6 +90,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
   limitConnections(app, config)
   refuseConnect(app)
+  routeEveryMethod(app)
   // First: its request span then covers every hook and route registered after it.
   if (tracing) await app.register(tracing.plugin)
 

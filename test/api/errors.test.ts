@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { METHODS as METHODS_NODE_PARSES } from 'node:http'
 import type { HTTPMethods } from 'fastify'
 import { buildTestApp, json } from '../helpers.ts'
 
@@ -84,7 +85,8 @@ describe('methods a known path does not serve', () => {
     ['/healthz', 'GET, HEAD'],
     ['/readyz', 'GET, HEAD']
   ]
-  const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+  // Every method Node's parser accepts (TRACE, QUERY, PROPFIND, PURGE…); CONNECT has a test of its own (framework-errors).
+  const METHODS = METHODS_NODE_PARSES.filter((method) => method !== 'CONNECT') as HTTPMethods[]
   test('answer 405 method_not_allowed with Allow listing what is served', async (t) => {
     const api = await buildTestApp(t)
     for (const [path, allow] of PATHS) {
@@ -98,6 +100,45 @@ describe('methods a known path does not serve', () => {
       }
     }
     assert.equal(await api.store.countPets(), 0)
+  })
+
+  test('TRACE is 405 with Allow and the Error body, and never echoes the request', async (t) => {
+    const api = await buildTestApp(t)
+    const secrets = { ...api.auth, cookie: 'session=cookie-secret', 'x-secret': 'header-secret' }
+    for (const [path, allow] of PATHS) {
+      const res = await api.inject({ method: 'TRACE', url: `${path}?q=query-secret`, headers: secrets })
+      assert.equal(res.statusCode, 405, path)
+      assert.equal(res.headers.allow, allow)
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `TRACE is not allowed here; allowed: ${allow}.`, status: 405 })
+    }
+    const unauthenticated = await api.inject({ method: 'TRACE', url: '/v1/pets', headers: { cookie: 'session=cookie-secret' } })
+    assert.equal(unauthenticated.statusCode, 401, 'authentication still comes first on the pet paths')
+  })
+
+  test('a body sent with a method the path does not serve is never read: 405, not 413 or 415', async (t) => {
+    const api = await buildTestApp(t)
+    for (const method of ['POST', 'PUT', 'QUERY'] as HTTPMethods[]) {
+      const res = await api.inject({ method, url: '/v1/pets/1', headers: { ...api.auth, 'content-type': 'text/plain' }, payload: 'x'.repeat(100_000) })
+      assert.equal(res.statusCode, 405, method)
+      assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: GET, HEAD.`, status: 405 })
+    }
+  })
+
+  test('OPTIONS that is no CORS preflight (no Origin, or no Access-Control-Request-Method) is 405 with Allow; without a key on a pet path, 401 first', async (t) => {
+    const api = await buildTestApp(t)
+    const notPreflights: Array<Record<string, string>> = [{}, { 'access-control-request-method': 'POST' }, { origin: 'https://example.com' }]
+    for (const [path, allow] of PATHS) {
+      for (const headers of notPreflights) {
+        const res = await api.inject({ method: 'OPTIONS', url: path, headers: { ...api.auth, ...headers } })
+        assert.equal(res.statusCode, 405, `${path} ${JSON.stringify(headers)}`)
+        assert.equal(res.headers.allow, allow)
+        assert.equal(res.headers['access-control-allow-methods'], undefined)
+        assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `OPTIONS is not allowed here; allowed: ${allow}.`, status: 405 })
+      }
+    }
+    const unauthenticated = await api.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { 'access-control-request-method': 'POST' } })
+    assert.deepEqual([unauthenticated.statusCode, unauthenticated.json().code], [401, 'unauthorized'])
   })
 })
 
