@@ -11,6 +11,7 @@ import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { bearerAuth } from './auth/bearer.ts'
+import { refuseDuplicateCredentials } from './auth/duplicate-credentials.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
@@ -139,6 +140,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     await v1.register(openapiRoute, { publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
     // Encapsulated: the bearer check covers the pet operations only.
     await v1.register(async (guarded) => {
+      guarded.addHook('onRequest', refuseDuplicateCredentials)
       guarded.addHook('onRequest', bearerAuth(store, now, config.KEY_CACHE_TTL_MS, limits))
       await guarded.register(petRoutes, {
         store,

@@ -21,7 +21,7 @@ Decisions this service takes where the interface is silent:
 - **Paths**: \`/pets/\` with a trailing slash names no resource: 404 \`not_found\` for every method (after authentication), never a 400 about \`petId\`.
 - **Methods**: a method a path does not serve (TRACE and QUERY included) is 405 \`method_not_allowed\` with \`Allow\` and the Error body, never an echo of the request; OPTIONS is answered (204) only as a CORS preflight, any other OPTIONS is 405.
 - **Pagination**: keyset on \`id\` ascending; \`Link: <…>; rel="next"\` (RFC 8288) with an opaque \`cursor\` when more follow; the body stays a plain array.
-- **Authentication** is checked first: an unauthenticated request gets 401 whatever else is wrong with it. A key is read or write: a read key lists and gets animals, and its \`createPet\` gets 403 \`forbidden\`, also before the body is looked at.
+- **Authentication** is checked first: an unauthenticated request gets 401 whatever else is wrong with it. \`Authorization\` sent more than once is 400 \`invalid_request\` (RFC 6750's invalid_request), never judged by one of its values. A key is read or write: a read key lists and gets animals, and its \`createPet\` gets 403 \`forbidden\`, also before the body is looked at.
 - **Errors** always carry \`{code, message, status}\`, also when the HTTP parser or a timeout refuses the request; \`code\` is one of invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, request_timeout 408, request_in_progress 409, gone 410, payload_too_large 413, unsupported_media_type 415, idempotency_conflict 422, rate_limited 429, headers_too_large 431, internal 500, unavailable 503. An optional \`details\` array names offending fields. A 5xx never carries a stack, SQL or a library's message.
 - **Idempotent creates**: \`POST /pets\` with an \`Idempotency-Key\` (draft-ietf-httpapi-idempotency-key-header) creates at most once per API key and key for 24 hours (a key and the keys rotated from it count as one): a repeat with the same body gets the first answer again with \`Idempotent-Replayed: true\`; another body is 422 \`idempotency_conflict\`; a repeat while the first is still running waits for it, or gets 409 \`request_in_progress\`.
 - **Rate limits**: per API key (1000 requests a minute by default) and per client address for requests that fail authentication (60 a minute); announced on every answer of the operations in \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); over the limit, 429 \`rate_limited\` with \`Retry-After\`.
@@ -90,7 +90,7 @@ export const describeRoutes = fp(async function describeRoutes (app: FastifyInst
       tags: [{ name: 'animals', description: 'Animal records.' }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued with `petstore keys create`: `Authorization: Bearer psk_…`. A key is read or write (`--scope`): a read key may call listPets and getPet, and gets 403 `forbidden` from createPet; a write key may call all three.' }
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued with `petstore keys create`: `Authorization: Bearer psk_…`. A key is read or write (`--scope`): a read key may call listPets and getPet, and gets 403 `forbidden` from createPet; a write key may call all three. Send exactly one `Authorization` field: a request with two is 400 `invalid_request`, whichever holds the key.' }
         }
       },
       security: [{ bearerAuth: [] }]

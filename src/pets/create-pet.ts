@@ -29,7 +29,7 @@ export function createPetSchema (idempotencyTtlHours: number) {
     body: Type.Unsafe<NewPet>(Type.Ref('NewPet')),
     response: {
       201: answer('Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
-      400: error('The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed.'),
+      400: error('The body lacks required fields, holds invalid values or is not valid JSON, `Idempotency-Key` is malformed, or `Authorization` was sent more than once.'),
       403: error('The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends.'),
       409: error('Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds.', retryAfter),
       413: error(`The body is larger than ${BODY_LIMIT_TEXT}.`),

@@ -155,7 +155,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description `limit`, `status` or `cursor` is invalid (added by this service). */
+            /** @description `limit`, `status` or `cursor` is invalid, or `Authorization` was sent more than once (added by this service). */
             400: {
                 headers: {
                     /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
@@ -303,7 +303,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed. */
+            /** @description The body lacks required fields, holds invalid values or is not valid JSON, `Idempotency-Key` is malformed, or `Authorization` was sent more than once. */
             400: {
                 headers: {
                     /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
@@ -526,7 +526,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `petId` is not a signed 64-bit integer (added by this service). */
+            /** @description `petId` is not a signed 64-bit integer, or `Authorization` was sent more than once (added by this service). */
             400: {
                 headers: {
                     /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests that fail authentication. Absent when the per-key budget is switched off. */
