@@ -15,6 +15,7 @@ import { refuseDuplicateCredentials } from './auth/duplicate-credentials.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
+import { lingeringClose } from './http/lingering-close.ts'
 import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
 import type { Tracing } from './ops/tracing.ts'
@@ -105,6 +106,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     done(null, parseJsonBytes(body))
   })
   keepRouteTemplates(app)
+  lingeringClose(app)
   requestLogging(app, logDestination, tracing?.logFields)
   await app.register(metricsPlugin, { metrics })
   // Before lifecycle, whose 503 while closing then still carries the CORS fields.
