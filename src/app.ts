@@ -13,9 +13,11 @@ import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLog
 import { bearerAuth } from './auth/bearer.ts'
 import { callers } from './auth/callers.ts'
 import { openSurfaceBudget } from './auth/open-surface.ts'
+import { refuseDuplicateCredentials } from './auth/duplicate-credentials.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
+import { lingeringClose } from './http/lingering-close.ts'
 import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
 import type { Tracing } from './ops/tracing.ts'
@@ -24,7 +26,8 @@ import { rateLimits } from './auth/rate-limits.ts'
 import { redisBreaker } from './auth/redis-breaker.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
-import { allowOnly } from './http/method-not-allowed.ts'
+import { allowOnly, routeEveryMethod } from './http/method-not-allowed.ts'
+import { notAResource } from './http/not-a-resource.ts'
 import { petRoutes } from './pets/routes.ts'
 import { keepRouteTemplates, routeTemplateOf } from './http/route-template.ts'
 import { BODY_LIMIT_BYTES, sharedSchemas } from './contract/schemas.ts'
@@ -91,6 +94,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
   limitConnections(app, config)
   refuseConnect(app)
+  routeEveryMethod(app)
   // First: its request span then covers every hook and route registered after it.
   if (tracing) await app.register(tracing.plugin)
 
@@ -103,6 +107,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     done(null, parseJsonBytes(body))
   })
   keepRouteTemplates(app)
+  lingeringClose(app)
   requestLogging(app, logDestination, tracing?.logFields)
   await app.register(metricsPlugin, { metrics })
   // Before lifecycle, whose 503 while closing then still carries the CORS fields.
@@ -144,10 +149,11 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     await open.register(docsRoutes)
     await open.register(openapiRoute, { prefix: '/v1', publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
     allowOnly(open, '/v1/openapi.json', ['GET', 'HEAD'])
-    for (const url of ['/docs', '/docs/']) allowOnly(open, url, ['GET', 'HEAD'])
+    for (const url of ['/docs', '/docs/', '/docs/js/scalar.js']) allowOnly(open, url, ['GET', 'HEAD'])
   })
   // The pet operations: a usable key or 401.
   await app.register(async (guarded) => {
+    guarded.addHook('onRequest', refuseDuplicateCredentials)
     guarded.addHook('onRequest', bearerAuth(identify, store, now, limits))
     await guarded.register(petRoutes, {
       store,
@@ -162,6 +168,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
     allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])
     allowOnly(guarded, '/pets/:petId', ['GET', 'HEAD'])
+    notAResource(guarded, '/pets/', 'the animals are at /v1/pets, without the trailing slash.')
   }, { prefix: '/v1' })
 
   purgeExpiredIdempotencyRecords(app, store, now)

@@ -4,20 +4,28 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { Page } from 'playwright-core'
+import type { TestContext } from 'node:test'
+import type { BrowserContext, Page } from 'playwright-core'
 import { buildApp } from '../src/app.ts'
 import { launchChromium } from './chromium.ts'
 import { createTestStore, issueKey, testConfig } from './helpers.ts'
 
-test('/docs shows the three operations, the deprecation and the decisions, calls listPets through "try it", and loads nothing from outside', { timeout: 120_000 }, async (t) => {
+/** A browser and a listening server on a fresh store with one key; undefined when Chromium is missing. */
+async function browserAndServer (t: TestContext): Promise<{ browser: BrowserContext, origin: string, key: string } | undefined> {
   const browser = await launchChromium(t)
-  if (!browser) return
+  if (!browser) return undefined
   const { store, cleanup } = await createTestStore()
   const { key } = await issueKey(store)
   const app = await buildApp({ config: testConfig(), store })
   t.after(async () => { await app.close(); await cleanup() })
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  return { browser, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, key }
+}
+
+test('/docs shows the three operations, the deprecation and the decisions, calls listPets through "try it", and loads nothing from outside', { timeout: 120_000 }, async (t) => {
+  const served = await browserAndServer(t)
+  if (!served) return
+  const { browser, origin, key } = served
 
   const name = `Docs page pet ${Math.random().toString(36).slice(2, 8)}`
   const created = await fetch(`${origin}/v1/pets`, {
@@ -31,6 +39,8 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
   const link = (await fetch(`${origin}/v1/pets/${petId}`, { headers: { authorization: `Bearer ${key}` } })).headers.get('link') ?? ''
   const notice = /<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
   if (!notice?.startsWith(`${origin}/docs#`)) assert.fail(`Link names the docs page: ${link}`)
+  // RFC 3986 allows no braces: {petId} travels percent-encoded, and the page decodes it.
+  assert.equal(notice, `${origin}/docs#tag/animals/GET/pets/%7BpetId%7D`)
 
   const shots = mkdtempSync(join(tmpdir(), 'petstore-docs-shot-'))
   await useDocsPage(browser.pages()[0] ?? await browser.newPage(), { origin, key, name, notice, shots })
@@ -38,7 +48,8 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
 interface DocsCase { origin: string, key: string, name: string, notice: string, shots: string }
 
 async function useDocsPage (page: Page, { origin, key, name, notice, shots }: DocsCase) {
-  const fragment = notice.slice(notice.indexOf('#') + 1)
+  // The section's id is the fragment as the page decodes it.
+  const fragment = decodeURIComponent(notice.slice(notice.indexOf('#') + 1))
   const requested: string[] = []
   page.on('request', (request) => { requested.push(request.url()) })
 
@@ -84,3 +95,33 @@ async function useDocsPage (page: Page, { origin, key, name, notice, shots }: Do
   const outside = requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'))
   assert.deepEqual(outside, [], 'every request of the page goes to this server')
 }
+
+test('the createPet form of /docs pre-fills no Idempotency-Key: each "try it" creates a pet of its own', { timeout: 120_000 }, async (t) => {
+  const served = await browserAndServer(t)
+  if (!served) return
+  const { browser, origin, key } = served
+  const page = browser.pages()[0] ?? await browser.newPage()
+  await page.goto(`${origin}/docs#tag/animals/POST/pets`, { waitUntil: 'networkidle' })
+  await page.locator('[id$="/tag/animals/POST/pets"]').getByRole('button', { name: /Test Request/ }).click()
+  const client = page.getByRole('dialog')
+  await client.getByPlaceholder('Token').fill(key)
+
+  // The header is offered, empty and left out until the visitor fills it in.
+  const row = client.locator('tr#Idempotency-Key')
+  assert.equal(await row.getByRole('combobox', { name: 'Value' }).innerText(), '')
+  assert.equal(await row.getByRole('checkbox').isChecked(), false)
+
+  const ids: number[] = []
+  for (let visit = 0; visit < 2; visit++) {
+    const answered = page.waitForResponse((response) => response.url() === `${origin}/v1/pets` && response.request().method() === 'POST')
+    await client.locator('[data-addressbar-action="send"]').filter({ visible: true }).click()
+    const response = await answered
+    assert.equal(response.request().headers()['idempotency-key'], undefined)
+    assert.equal(response.status(), 201)
+    assert.equal(response.headers()['idempotent-replayed'], undefined)
+    const pet = JSON.parse(await response.text())
+    assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 7, status: 'available' })
+    ids.push(pet.id)
+  }
+  assert.notEqual(ids[0], ids[1], 'the second request created a pet of its own')
+})

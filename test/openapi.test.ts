@@ -106,3 +106,17 @@ test('every int64 of the document warns JavaScript clients that a number loses i
     assert.match(String(schema.description), /JavaScript clients: .* use a lossless JSON parser or the project's client \(@petstore\/client\)/, at)
   }
 })
+
+test("createPet's Idempotency-Key parameter carries no example, so the docs page pre-fills no fixed key, and says to make a fresh one per create", () => {
+  const parameters = openapiDocument.paths['/pets'].post.parameters as Array<Record<string, unknown>>
+  const idempotencyKey = parameters.find((parameter) => parameter.name === 'Idempotency-Key')
+  assert.ok(idempotencyKey)
+  const { description, ...rest } = idempotencyKey
+  assert.deepEqual(rest, {
+    schema: { type: 'string', pattern: '^(?:[!#-~][!-~]{0,254}|"(?:[!#-\\[\\]-~]|\\\\["\\\\]){1,255}")$', maxLength: 512 },
+    in: 'header',
+    name: 'Idempotency-Key',
+    required: false
+  })
+  assert.match(String(description), /Make a fresh key for each new animal, such as a new random UUID \(`crypto\.randomUUID\(\)`\), and send it again only to retry that same create\.$/)
+})

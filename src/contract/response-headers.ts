@@ -73,8 +73,13 @@ export const nextLink = {
   }
 }
 
-/** Where the deprecation notice of getPet lands on the docs page (the Link rel="deprecation" target). */
-export const GET_PET_DOCS_FRAGMENT = 'tag/animals/GET/pets/{petId}'
+/**
+ * Where the deprecation notice of getPet lands on the docs page (the Link rel="deprecation"
+ * target): the id of getPet's section, `tag/animals/GET/pets/{petId}`, with its braces
+ * percent-encoded, as RFC 3986 allows no braces in a URI. The page decodes the fragment
+ * before it looks the section up, so the encoded form lands on it.
+ */
+export const GET_PET_DOCS_FRAGMENT = 'tag/animals/GET/pets/%7BpetId%7D'
 
 export function deprecationHeaders (sunset: Date) {
   return {
@@ -88,8 +93,8 @@ export function deprecationHeaders (sunset: Date) {
     Link: {
       type: 'string',
       maxLength: 2048,
-      pattern: '^<[^>]+>; rel="successor-version", <[^>]+>; rel="deprecation"; type="text/html"$',
-      description: 'The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`).'
+      pattern: '^<[^>{}]+>; rel="successor-version", <[^>{}]+>; rel="deprecation"; type="text/html"$',
+      description: 'The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet\'s section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires).'
     }
   }
 }

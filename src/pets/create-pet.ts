@@ -20,15 +20,16 @@ export function createPetSchema (idempotencyTtlHours: number) {
       'Idempotency-Key': Type.Optional(Type.String({
         pattern: IDEMPOTENCY_KEY_PATTERN,
         maxLength: 512,
-        description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (\`keys rotate\`), within ${idempotencyTtlHours} hours creates nothing and gets the first answer again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen.`,
-        examples: ['"8e03978e-40d5-43e8-bc93-6894a57f9324"']
+        description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (\`keys rotate\`), within ${idempotencyTtlHours} hours creates nothing and gets the first answer again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen. Make a fresh key for each new animal, such as a new random UUID (\`crypto.randomUUID()\`), and send it again only to retry that same create.`
+        // No example: the docs page would pre-fill it, and every visitor's request would then
+        // replay the first visitor's pet or get 422.
       }))
     }),
     // The shared NewPet by name, so the document describes it once (components.schemas).
     body: Type.Unsafe<NewPet>(Type.Ref('NewPet')),
     response: {
       201: answer('Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
-      400: error('The body lacks required fields, holds invalid values or is not valid JSON, or `Idempotency-Key` is malformed.'),
+      400: error('The body lacks required fields, holds invalid values or is not valid JSON, `Idempotency-Key` is malformed, or `Authorization` was sent more than once.'),
       403: error('The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends.'),
       409: error('Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds.', retryAfter),
       413: error(`The body is larger than ${BODY_LIMIT_TEXT}.`),

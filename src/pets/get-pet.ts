@@ -19,7 +19,7 @@ export function getPetSchema (sunset: Date) {
     params: PetIdParamsSchema,
     response: {
       200: answer('Animal found.', 'Pet', deprecation),
-      400: error('`petId` is not a signed 64-bit integer (added by this service).', deprecation),
+      400: error('`petId` is not a signed 64-bit integer, or `Authorization` was sent more than once (added by this service).', deprecation),
       404: error('The requested resource could not be found.', deprecation),
       410: error('The operation has passed its sunset date and is removed.', deprecation),
       ...commonErrors(deprecation)

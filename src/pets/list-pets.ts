@@ -18,7 +18,7 @@ export const listPetsSchema = {
   querystring: ListPetsQuerySchema,
   response: {
     200: answer('Success', 'Pets', nextLink),
-    400: error('`limit`, `status` or `cursor` is invalid (added by this service).'),
+    400: error('`limit`, `status` or `cursor` is invalid, or `Authorization` was sent more than once (added by this service).'),
     ...commonErrors()
   }
 }

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { issueKeyExpiringAt, postPet, type PetJson } from '../api-steps.ts'
 import { buildTestApp, issueKey, json, openapiDocument, STORE_KIND, testConfig } from '../helpers.ts'
+import { documentedErrors, exchange, listenTestApp } from '../raw-http.ts'
 
 /**
  * The auth matrix: every credential below against every protected route. Auth comes first,
@@ -119,6 +120,46 @@ describe('authentication comes before everything else', () => {
     })
   }
 })
+
+describe('Authorization sent more than once', () => {
+  const TWICE = {
+    code: 'invalid_request',
+    message: 'Authorization was sent more than once; send exactly one: Authorization: Bearer <key>.',
+    status: 400,
+    details: [{ field: 'header.authorization', message: 'must be sent once' }]
+  }
+
+  // Over TCP: Node keeps the first of two Authorization fields in request.headers and drops the other.
+  test('two Authorization fields are 400 invalid_request, whichever holds the valid key: neither is picked', async (t) => {
+    const api = await listenTestApp(t)
+    const unknown = `Bearer psk_${'A'.repeat(43)}`
+    const requests: Array<[what: string, request: string]> = [
+      ['the valid key first', get('/v1/pets', [`Authorization: Bearer ${api.key}`, `Authorization: ${unknown}`])],
+      ['the valid key second', get('/v1/pets', [`Authorization: ${unknown}`, `Authorization: Bearer ${api.key}`])],
+      ['the valid key twice, names in two cases', get('/v1/pets/1', [`authorization: Bearer ${api.key}`, `AUTHORIZATION: Bearer ${api.key}`])],
+      ['a create with the valid key and an empty field', post('{"name":"Rex","categoryId":7}', [`Authorization: Bearer ${api.key}`, 'Authorization: '])]
+    ]
+    for (const [what, request] of requests) {
+      const answer = await exchange(api.port, request)
+      const [method, url] = request.split(' ')
+      assert.deepEqual(documentedErrors(method!, url!, answer), [], what)
+      assert.equal(answer.status, 400, what)
+      assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(JSON.parse(answer.body), TWICE, what)
+    }
+    assert.equal(await api.store.countPets(), 0)
+    const once = await exchange(api.port, get('/v1/pets', [`Authorization: Bearer ${api.key}`]))
+    assert.deepEqual([once.status, once.body], [200, '[]'], 'one field is still read as before')
+  })
+})
+
+function get (path: string, fields: string[]): string {
+  return `GET ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${fields.map((field) => `${field}\r\n`).join('')}\r\n`
+}
+
+function post (body: string, fields: string[]): string {
+  return `POST /v1/pets HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${fields.map((field) => `${field}\r\n`).join('')}\r\n${body}`
+}
 
 describe('key lifetime', () => {
   // The documented bound of the key cache: on SQLite the next millisecond (it re-reads the

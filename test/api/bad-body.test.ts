@@ -92,6 +92,7 @@ const BAD_BODIES: BadBody[] = [
   { input: 'name with a C1 control (U+0085 next line)', payload: named('Rex\u0085'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with a C1 control (U+009B control sequence introducer)', payload: named('\u009b31mRex'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with U+0080, the first C1 control', payload: named('Rex\u0080'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with U+009F, the last C1 control', payload: named('Rex\u009f'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with DEL', payload: named('Rex\u007f'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name a lone high surrogate', payload: pet({ name: '"\\ud800"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
   { input: 'name with a lone low surrogate', payload: pet({ name: '"Rex\\udc00"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },

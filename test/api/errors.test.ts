@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { METHODS as METHODS_NODE_PARSES } from 'node:http'
 import type { HTTPMethods } from 'fastify'
 import { buildTestApp, json } from '../helpers.ts'
 
@@ -30,6 +31,52 @@ describe('unknown routes', () => {
   })
 })
 
+describe('a trailing slash after /v1/pets', () => {
+  const notFound = (method: string) => ({ code: 'not_found', message: `No route for ${method} /v1/pets/; the animals are at /v1/pets, without the trailing slash.`, status: 404 })
+  const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
+
+  test('names no resource: 404 not_found for every method, never a 400 about a petId nobody sent', async (t) => {
+    const api = await buildTestApp(t)
+    for (const method of METHODS) {
+      const res = await api.inject({ method, url: '/v1/pets/?limit=5', headers: api.auth })
+      assert.equal(res.statusCode, 404, method)
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(res.json(), notFound(method))
+    }
+    const head = await api.inject({ method: 'HEAD', url: '/v1/pets/', headers: api.auth })
+    assert.deepEqual([head.statusCode, head.body], [404, ''])
+  })
+
+  test('a create sent there is 404 before its body is read, and stores nothing', async (t) => {
+    const api = await buildTestApp(t)
+    for (const [contentType, payload] of [['application/json', '{"name":"Rex","categoryId":7}'], ['text/plain', 'x'.repeat(100_000)]]) {
+      const res = await api.inject({ method: 'POST', url: '/v1/pets/', headers: { ...api.auth, 'content-type': contentType! }, payload })
+      assert.equal(res.statusCode, 404, contentType)
+      assert.deepEqual(res.json(), notFound('POST'))
+    }
+    assert.equal(await api.store.countPets(), 0)
+  })
+
+  test('authentication still comes first: without a valid key it is 401', async (t) => {
+    const api = await buildTestApp(t)
+    for (const method of ['GET', 'POST', 'DELETE'] as const) {
+      for (const headers of [{}, { authorization: 'Bearer psk_0000000000000000000000000000000000000000000' }]) {
+        const res = await api.inject({ method, url: '/v1/pets/', headers })
+        assert.equal(res.statusCode, 401, method)
+        assert.deepEqual(res.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+      }
+    }
+  })
+
+  test('is counted under a route of its own in the metrics', async (t) => {
+    const api = await buildTestApp(t)
+    await api.inject({ url: '/v1/pets/', headers: api.auth })
+    const metrics = (await api.app.inject({ url: '/metrics' })).body
+    assert.match(metrics, /^http_requests_total\{route="\/v1\/pets\/",method="GET",status="404"\} 1$/m)
+    assert.doesNotMatch(metrics, /route="\/v1\/pets\/:petId"/)
+  })
+})
+
 describe('methods a known path does not serve', () => {
   const PATHS: Array<[path: string, allow: string]> = [
     ['/v1/pets', 'GET, HEAD, POST'],
@@ -38,7 +85,8 @@ describe('methods a known path does not serve', () => {
     ['/healthz', 'GET, HEAD'],
     ['/readyz', 'GET, HEAD']
   ]
-  const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+  // Every method Node's parser accepts (TRACE, QUERY, PROPFIND, PURGE…); CONNECT has a test of its own (framework-errors).
+  const METHODS = METHODS_NODE_PARSES.filter((method) => method !== 'CONNECT') as HTTPMethods[]
   test('answer 405 method_not_allowed with Allow listing what is served', async (t) => {
     const api = await buildTestApp(t)
     for (const [path, allow] of PATHS) {
@@ -52,6 +100,45 @@ describe('methods a known path does not serve', () => {
       }
     }
     assert.equal(await api.store.countPets(), 0)
+  })
+
+  test('TRACE is 405 with Allow and the Error body, and never echoes the request', async (t) => {
+    const api = await buildTestApp(t)
+    const secrets = { ...api.auth, cookie: 'session=cookie-secret', 'x-secret': 'header-secret' }
+    for (const [path, allow] of PATHS) {
+      const res = await api.inject({ method: 'TRACE', url: `${path}?q=query-secret`, headers: secrets })
+      assert.equal(res.statusCode, 405, path)
+      assert.equal(res.headers.allow, allow)
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `TRACE is not allowed here; allowed: ${allow}.`, status: 405 })
+    }
+    const unauthenticated = await api.inject({ method: 'TRACE', url: '/v1/pets', headers: { cookie: 'session=cookie-secret' } })
+    assert.equal(unauthenticated.statusCode, 401, 'authentication still comes first on the pet paths')
+  })
+
+  test('a body sent with a method the path does not serve is never read: 405, not 413 or 415', async (t) => {
+    const api = await buildTestApp(t)
+    for (const method of ['POST', 'PUT', 'QUERY'] as HTTPMethods[]) {
+      const res = await api.inject({ method, url: '/v1/pets/1', headers: { ...api.auth, 'content-type': 'text/plain' }, payload: 'x'.repeat(100_000) })
+      assert.equal(res.statusCode, 405, method)
+      assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: GET, HEAD.`, status: 405 })
+    }
+  })
+
+  test('OPTIONS that is no CORS preflight (no Origin, or no Access-Control-Request-Method) is 405 with Allow; without a key on a pet path, 401 first', async (t) => {
+    const api = await buildTestApp(t)
+    const notPreflights: Array<Record<string, string>> = [{}, { 'access-control-request-method': 'POST' }, { origin: 'https://example.com' }]
+    for (const [path, allow] of PATHS) {
+      for (const headers of notPreflights) {
+        const res = await api.inject({ method: 'OPTIONS', url: path, headers: { ...api.auth, ...headers } })
+        assert.equal(res.statusCode, 405, `${path} ${JSON.stringify(headers)}`)
+        assert.equal(res.headers.allow, allow)
+        assert.equal(res.headers['access-control-allow-methods'], undefined)
+        assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `OPTIONS is not allowed here; allowed: ${allow}.`, status: 405 })
+      }
+    }
+    const unauthenticated = await api.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { 'access-control-request-method': 'POST' } })
+    assert.deepEqual([unauthenticated.statusCode, unauthenticated.json().code], [401, 'unauthorized'])
   })
 })
 

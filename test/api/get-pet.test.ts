@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { fullFormats } from 'ajv-formats/dist/formats.js'
 import { postPet } from '../api-steps.ts'
 import { buildTestApp } from '../helpers.ts'
 
@@ -10,7 +11,7 @@ const NEVER_ASSIGNED = '9223372036854775807'
 const DEPRECATION_HEADERS = {
   deprecation: '@1767225600',
   sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
-  link: '<http://localhost:80/v1/pets>; rel="successor-version", <http://localhost:80/docs#tag/animals/GET/pets/{petId}>; rel="deprecation"; type="text/html"'
+  link: '<http://localhost:80/v1/pets>; rel="successor-version", <http://localhost:80/docs#tag/animals/GET/pets/%7BpetId%7D>; rel="deprecation"; type="text/html"'
 }
 
 const UNAUTHORIZED = { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 }
@@ -70,7 +71,20 @@ describe('getPet', () => {
   test('links to the successor and the notice on PUBLIC_URL', async (t) => {
     const api = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/v1' } })
     const res = await api.inject({ url: `/v1/pets/${NEVER_ASSIGNED}`, headers: api.auth })
-    assert.equal(res.headers.link, '<https://api.example.com/v1/pets>; rel="successor-version", <https://api.example.com/docs#tag/animals/GET/pets/{petId}>; rel="deprecation"; type="text/html"')
+    assert.equal(res.headers.link, '<https://api.example.com/v1/pets>; rel="successor-version", <https://api.example.com/docs#tag/animals/GET/pets/%7BpetId%7D>; rel="deprecation"; type="text/html"')
+  })
+
+  test('links only to URIs: each target is an RFC 3986 URI, so the braces of {petId} are percent-encoded', async (t) => {
+    const isUri = fullFormats.uri as (text: string) => boolean
+    const envs: Array<Record<string, string>> = [{}, { PUBLIC_URL: 'https://api.example.com/v1' }]
+    for (const env of envs) {
+      const api = await buildTestApp(t, { env })
+      const link = String((await api.inject({ url: `/v1/pets/${NEVER_ASSIGNED}`, headers: api.auth })).headers.link)
+      assert.doesNotMatch(link, /[{}]/)
+      const targets = [...link.matchAll(/<([^>]*)>/g)].map((match) => match[1]!)
+      assert.equal(targets.length, 2, link)
+      for (const target of targets) assert.ok(isUri(target), `not an RFC 3986 URI: ${target}`)
+    }
   })
 
   test('answers until the instant before the sunset and 410 gone from that instant on', async (t) => {
