@@ -13,7 +13,6 @@ import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLog
 import { bearerAuth } from './auth/bearer.ts'
 import { callers } from './auth/callers.ts'
 import { openSurfaceBudget } from './auth/open-surface.ts'
-import { refuseDuplicateCredentials } from './auth/duplicate-credentials.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
@@ -153,7 +152,6 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
   // The pet operations: a usable key or 401.
   await app.register(async (guarded) => {
-    guarded.addHook('onRequest', refuseDuplicateCredentials)
     guarded.addHook('onRequest', bearerAuth(identify, store, now, limits))
     await guarded.register(petRoutes, {
       store,

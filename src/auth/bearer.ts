@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { ApiError, errorBody } from '../http/errors.ts'
 import type { KeyScope, Store } from '../store/types.ts'
 import type { Identify } from './callers.ts'
+import { refuseDuplicateCredentials } from './duplicate-credentials.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
 declare module 'fastify' {
@@ -47,6 +48,7 @@ export function bearerAuth (identify: Identify, store: Store, now: () => number,
   }
 
   return async function authenticate (request, reply) {
+    refuseDuplicateCredentials(request)
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
     const at = now()
     const { key, challenge } = await identify(request, at)

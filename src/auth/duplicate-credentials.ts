@@ -9,9 +9,9 @@ const AUTHORIZATION = 'authorization'
  * the request by one of its credentials. Authorization is not a list field (RFC 9110 section
  * 11.6.2), and RFC 6750 section 3.1 calls a request that repeats its credentials
  * invalid_request: 400, with no key looked up, so it tells nothing about any key either.
- * request.raw.rawHeaders holds every field as it was sent.
+ * request.raw.rawHeaders holds every field as it was sent. The bearer check calls it first.
  */
-export async function refuseDuplicateCredentials (request: FastifyRequest) {
+export function refuseDuplicateCredentials (request: FastifyRequest): void {
   const raw = request.raw.rawHeaders
   let seen = 0
   for (let index = 0; index < raw.length; index += 2) {

@@ -77,7 +77,7 @@ describe('int64 petId', () => {
 
   test('anything but an int64 literal is 400 invalid_request', async (t) => {
     const api = await buildTestApp(t)
-    for (const text of ['9223372036854775808', '-9223372036854775809', '99999999999999999999', '1.5', '1e3', '01', '+1', '0x1', '%201', 'one', '']) {
+    for (const text of ['9223372036854775808', '-9223372036854775809', '99999999999999999999', '1.5', '1e3', '01', '+1', '0x1', '%201', 'one']) {
       await t.test(JSON.stringify(text), async () => {
         const res = await api.inject({ url: `/v1/pets/${text}`, headers: api.auth })
         assert.equal(res.statusCode, 400)
