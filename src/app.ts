@@ -11,7 +11,7 @@ import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { bearerAuth } from './auth/bearer.ts'
-import { callers } from './auth/callers.ts'
+import { keyCache } from './auth/key-cache.ts'
 import { openSurfaceBudget } from './auth/open-surface.ts'
 import { corsOptions } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
@@ -134,7 +134,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     redisKeyPrefix: config.REDIS_KEY_PREFIX
   })
 
-  const identify = callers(store, config.KEY_CACHE_TTL_MS)
+  // One key cache for the bearer check and the open surface's budget.
+  const keys = keyCache(store, config.KEY_CACHE_TTL_MS)
 
   // Before every route, which it records.
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
@@ -143,7 +144,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   for (const url of ['/healthz', '/readyz', '/metrics']) allowOnly(app, url, ['GET', 'HEAD'])
   // The open surface: no key needed, every answer counted, unknown paths included.
   await app.register(async (open) => {
-    open.addHook('onRequest', openSurfaceBudget(identify, now, limits))
+    open.addHook('onRequest', openSurfaceBudget(keys, now, limits))
     open.setNotFoundHandler(notFoundHandler)
     await open.register(docsRoutes)
     await open.register(openapiRoute, { prefix: '/v1', publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
@@ -152,7 +153,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
   // The pet operations: a usable key or 401.
   await app.register(async (guarded) => {
-    guarded.addHook('onRequest', bearerAuth(identify, store, now, limits))
+    guarded.addHook('onRequest', bearerAuth(keys, store, now, limits))
     await guarded.register(petRoutes, {
       store,
       now,

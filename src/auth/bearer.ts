@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { ApiError, errorBody } from '../http/errors.ts'
 import type { KeyScope, Store } from '../store/types.ts'
-import type { Identify } from './callers.ts'
+import { credentialsOf, isUsable, INVALID_KEY } from './credentials.ts'
+import type { KeyCache } from './key-cache.ts'
 import { refuseDuplicateCredentials } from './duplicate-credentials.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
@@ -31,7 +32,7 @@ const READ_ONLY = 'This API key is read-only: it may list and get animals but no
  * unauthenticated request never learns whether its body or parameters were right. The
  * message never says whether a key exists. Over a budget, the refusal (429) is thrown.
  */
-export function bearerAuth (identify: Identify, store: Store, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
+export function bearerAuth (keys: KeyCache, store: Store, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
 
   async function refuse (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<FastifyReply> {
@@ -50,9 +51,12 @@ export function bearerAuth (identify: Identify, store: Store, now: () => number,
   return async function authenticate (request, reply) {
     refuseDuplicateCredentials(request)
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
+    const { hash, challenge } = credentialsOf(request)
+    if (hash === undefined) return await refuse(request, reply, challenge)
     const at = now()
-    const { key, challenge } = await identify(request, at)
-    if (!key) return await refuse(request, reply, challenge)
+    // Most requests find their key in memory and wait for nothing.
+    const key = keys.cached(hash, at) ?? await keys.lookUp(hash, at)
+    if (!key || !isUsable(key, at)) return await refuse(request, reply, INVALID_KEY)
     request.apiKeyId = key.id
     request.keyLineageId = key.lineageId
     if (limits.countsKeys) await limits.countKey(request, reply)

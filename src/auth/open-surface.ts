@@ -1,5 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify'
-import type { Identify } from './callers.ts'
+import { credentialsOf, isUsable } from './credentials.ts'
+import type { KeyCache } from './key-cache.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
 /**
@@ -9,11 +10,13 @@ import type { AuthLimits } from './rate-limits.ts'
  * free: against the caller's key when it sends a usable one, else against its address (the
  * failed-auth budget), and it carries that budget's RateLimit fields.
  */
-export function openSurfaceBudget (identify: Identify, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
+export function openSurfaceBudget (keys: KeyCache, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
   return async function countOpenRequest (request, reply) {
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
-    const { key } = await identify(request, now())
-    if (!key) return await limits.countAnonymous(request, reply)
+    const { hash } = credentialsOf(request)
+    const at = now()
+    const key = hash === undefined ? undefined : keys.cached(hash, at) ?? await keys.lookUp(hash, at)
+    if (!key || !isUsable(key, at)) return await limits.countAnonymous(request, reply)
     request.apiKeyId = key.id
     if (limits.countsKeys) await limits.countKey(request, reply)
   }

@@ -29,8 +29,8 @@ export interface AuthLimits {
   mayRefuseAddress(): boolean
   /** Before the key is looked up: 429 when this address has used up its failed-auth budget. */
   refuseSpentAddress(request: FastifyRequest, reply: FastifyReply): Promise<void>
-  /** After a failed check: counts it against the address. */
-  countFailure(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  /** After a failed check: counts it against the address (undefined: uncounted). */
+  countFailure(request: FastifyRequest, reply: FastifyReply): Promise<Count | undefined>
   /** A request to the open surface without a usable key: counts against the address; 429 over budget. */
   countAnonymous(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** False when RATE_LIMIT_PER_MINUTE is 0: keys are not counted, and answers carry no fields. */
@@ -124,9 +124,7 @@ export function rateLimits (settings: RateLimitSettings): AuthLimits {
         throw tooMany(count, ADDRESS_SPENT)
       }
     },
-    async countFailure (request, reply) {
-      await countAgainstAddress(request, reply)
-    },
+    countFailure: countAgainstAddress,
     async countAnonymous (request, reply) {
       const count = await countAgainstAddress(request, reply)
       if (count && count.current > failedAuth.quota) throw tooMany(count, ADDRESS_SPENT)
