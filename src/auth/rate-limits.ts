@@ -7,10 +7,10 @@ import type { RedisBreaker } from './redis-breaker.ts'
 
 /**
  * Two budgets per minute: "default" per API key, and "failed-auth" per client address for
- * requests without a usable key: pet operations that fail authentication, and the open surface
- * (the docs page, the OpenAPI document, unknown paths) called without a key. Each counts in a store of @fastify/rate-limit: without
- * Redis in this process (its LocalStore), with Redis across every instance (its RedisStore,
- * behind a circuit breaker).
+ * requests without a usable key: pet operations that fail authentication, and the open
+ * surface (the docs page, the OpenAPI document, unknown paths) called without a key. Each
+ * counts in a store of @fastify/rate-limit: without Redis in this process (its LocalStore),
+ * with Redis across every instance (its RedisStore, behind a circuit breaker).
  * The state goes out in the structured fields of draft-ietf-httpapi-ratelimit-headers:
  * RateLimit-Policy and RateLimit.
  */
