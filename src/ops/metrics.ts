@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import packageJson from '../../package.json' with { type: 'json' }
 import { routeTemplateOf } from '../http/route-template.ts'
 import type { Store } from '../store/types.ts'
+import type { AnswerCacheCounters } from '../pets/answer-cache.ts'
 
 type RequestLabel = 'route' | 'method' | 'status'
 
@@ -21,11 +22,8 @@ export interface Metrics {
   /** Always 1; its labels say what runs: version, Node and store. */
   buildInfo: Gauge<'version' | 'node' | 'store'>
   /** The answer cache's lookups, by cache, bound once so that a lookup costs one increment. */
-  answerCache: Record<AnswerCache, { hit: Counter.Internal, miss: Counter.Internal }>
+  answerCache: AnswerCacheCounters
 }
-
-/** found pets (getPet) and full pages (listPets), as src/pets/answer-cache.ts keeps them. */
-type AnswerCache = 'pet' | 'list'
 
 let processRegistry: Registry | undefined
 
@@ -79,7 +77,7 @@ function answerCacheCounters (registers: Registry[]): Metrics['answerCache'] {
   const labelNames = ['cache'] as const
   const hits = new Counter({ name: 'petstore_answer_cache_hits_total', help: 'Answers sent from the answer cache, by cache (pet or list).', labelNames, registers })
   const misses = new Counter({ name: 'petstore_answer_cache_misses_total', help: 'Answer cache lookups that found nothing and went to the store, by cache (pet or list).', labelNames, registers })
-  const bound = (cache: AnswerCache) => {
+  const bound = (cache: keyof AnswerCacheCounters) => {
     const counters = { hit: hits.labels(cache), miss: misses.labels(cache) }
     // Each series exists from the start: rate() cannot see the first increment of a series
     // that appears with it.

@@ -13,6 +13,8 @@ export interface StaticAnswer {
   /** Base64url of the SHA-256 of the plain body: names the content in a versioned address. */
   hash: string
   representations: Partial<Record<Encoding, Representation>>
+  /** The encodings it has, best first, as the negotiation offers them. */
+  encodings: Encoding[]
 }
 
 const brotli = promisify(brotliCompress)
@@ -41,13 +43,12 @@ export async function staticAnswer (body: Buffer, contentType: string): Promise<
     representations.br = representation(br, hash, 'br')
     representations.gzip = representation(gz, hash, 'gzip')
   }
-  return { hash, representations }
+  return { hash, representations, encodings: ENCODINGS.filter((encoding) => representations[encoding] !== undefined) }
 }
 
 /** The smallest form the client accepts (Accept-Encoding); the plain body when it names none. */
 export function representationFor (answer: StaticAnswer, acceptEncoding: string | undefined): Representation {
-  const offered = ENCODINGS.filter((encoding) => answer.representations[encoding] !== undefined)
-  const chosen = acceptEncoding ? negotiate(acceptEncoding, offered) : null
+  const chosen = acceptEncoding ? negotiate(acceptEncoding, answer.encodings) : null
   return answer.representations[chosen ?? 'identity']!
 }
 
