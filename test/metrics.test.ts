@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test, type TestContext } from 'node:test'
-import { Histogram } from 'prom-client'
+import { StoreDurations } from '../src/ops/series-metrics.ts'
+import type { MetricValueWithName } from 'prom-client'
 import { TimedStore } from '../src/ops/timed-store.ts'
 import { buildTestApp, createTestStore, issueKey, json } from './helpers.ts'
 
@@ -204,7 +205,7 @@ test('the timed store keeps the store\'s fields, keyVersion only when the store 
   const { store, cleanup } = await createTestStore()
   t.after(cleanup)
   await issueKey(store)
-  const durations = new Histogram({ name: 'durations', help: 'Store calls.', labelNames: ['operation', 'outcome'], registers: [] })
+  const durations = new StoreDurations({ name: 'durations', help: 'Store calls.' }, [0.001])
   const timed = new TimedStore(store, durations)
   assert.equal(timed.kind, store.kind)
   assert.equal(timed.idsFollowCommitOrder, store.idsFollowCommitOrder)
@@ -214,7 +215,7 @@ test('the timed store keeps the store\'s fields, keyVersion only when the store 
   assert.equal(read instanceof Promise, store.getPet(1n) instanceof Promise)
   assert.equal(await read, undefined)
   assert.equal(await timed.countApiKeys(), 1)
-  const counts = (await durations.get()).values.filter((v) => v.metricName === 'durations_count')
+  const counts = ((await durations.histogram.get()).values as Array<MetricValueWithName<string>>).filter((v) => v.metricName === 'durations_count')
   assert.deepEqual(counts.map((v) => [v.labels.operation, v.labels.outcome, v.value]), [
     ...(store.keyVersion ? [['keyVersion', 'ok', 1]] : []),
     ['getPet', 'ok', 1],

@@ -54,12 +54,14 @@ const JSON_CONTENT_SECURITY_POLICY = headersSetBy(helmet.contentSecurityPolicy({
 export const ERROR_ANSWER_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'cache-control': 'no-store', ...JSON_CONTENT_SECURITY_POLICY }
 
 export const securityHeaders = fp(async function securityHeaders (app: FastifyInstance) {
-  app.addHook('onSend', async (_request, reply) => {
+  // Callback form, as the other hooks every answer runs (http/logging.ts): no promise per answer.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.headers(SECURITY_HEADERS)
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
     const type = reply.getHeader('content-type')
     if (typeof type === 'string' && type.startsWith('application/json') && !reply.hasHeader('content-security-policy')) {
       reply.headers(JSON_CONTENT_SECURITY_POLICY)
     }
+    done(null, payload)
   })
 }, { name: 'security-headers' })

@@ -1,10 +1,7 @@
-import type { Histogram } from 'prom-client'
 import type { NewPet, Pet } from '../contract/schemas.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../store/types.ts'
 import type { WriteStateListener } from '../store/write-health.ts'
-
-/** petstore_store_query_duration_seconds. */
-export type StoreDurations = Histogram<'operation' | 'outcome'>
+import type { StoreDurations } from './series-metrics.ts'
 
 /** The store calls that are timed: all but its fixed fields and close(). */
 type Operation = Exclude<keyof Store, 'kind' | 'idsFollowCommitOrder' | 'close' | 'watchWrites'>
@@ -15,16 +12,14 @@ type Operation = Exclude<keyof Store, 'kind' | 'idsFollowCommitOrder' | 'close' 
  */
 export type StoreSpan = <T>(operation: string, call: () => T) => T
 
-/** The two series of one operation, bound once: a call then costs no label lookup. */
+/** The timing of one operation's calls. */
 class Timer {
-  readonly #ok: Histogram.Internal<'operation' | 'outcome'>
-  readonly #error: Histogram.Internal<'operation' | 'outcome'>
+  readonly #durations: StoreDurations
   readonly #operation: Operation
   readonly #span: StoreSpan | undefined
 
   constructor (durations: StoreDurations, operation: Operation, span: StoreSpan | undefined) {
-    this.#ok = durations.labels(operation, 'ok')
-    this.#error = durations.labels(operation, 'error')
+    this.#durations = durations
     this.#operation = operation
     this.#span = span
   }
@@ -34,8 +29,8 @@ class Timer {
     return this.#span === undefined ? call() : this.#span(this.#operation, call)
   }
 
-  ok (started: number): void { this.#ok.observe((performance.now() - started) / 1000) }
-  error (started: number): void { this.#error.observe((performance.now() - started) / 1000) }
+  ok (started: number): void { this.#durations.record(this.#operation, 'ok', (performance.now() - started) / 1000) }
+  error (started: number): void { this.#durations.record(this.#operation, 'error', (performance.now() - started) / 1000) }
 
   async time<T> (call: () => Promise<T>): Promise<T> {
     const started = performance.now()
