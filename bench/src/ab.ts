@@ -18,6 +18,11 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  * ratios B/A and every pair: on a shared machine whose speed drifts by ±10 % from minute to
  * minute, runs made one after the other cannot tell a 5 % change from the drift; pairs can.
  *
+ * --together: each pair loads A and B at the same time instead of one after the other. Both
+ * servers share core 0, so the scheduler gives each half of it and a drift of the machine's
+ * speed hits both alike; B/A is then the ratio of what a request costs each. Wants wrk (two wrk
+ * processes on core 1); autocannon would drive both from this one process.
+ *
  * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
  * under valgrind's callgrind and the table gives the instructions a request costs
  * (instructions.ts). The ratio B/A repeated within about 1 % on some days and moved by
@@ -34,11 +39,12 @@ const { values: flags, positionals } = parseArgs({
     pets: { type: 'string', default: '10000' },
     connections: { type: 'string', default: '32' },
     instructions: { type: 'boolean', default: false },
+    together: { type: 'boolean', default: false },
     requests: { type: 'string', default: '3000' }
   }
 })
 const [ref, ...names] = positionals
-if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--instructions [--requests N]] [SCENARIO …]')
+if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--together] [--instructions [--requests N]] [SCENARIO …]')
 if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
@@ -99,12 +105,16 @@ async function timeBoth (worktree: string, storePath: string, key: string) {
   }
   for (const server of servers) await runLoad(server.url, SCENARIOS[0]!, { pets, key, ...load, duration: 2 })
 
-  console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s; load: ${loadGeneratorName()} on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s${flags.together ? ', A and B loaded at once' : ''}; load: ${loadGeneratorName()} on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
   console.log('| scenario | B/A, median of pairs | pairs | A req/s | B req/s | A p99 ms | B p99 ms | A RSS MB | B RSS MB |')
   console.log('|---|--:|---|--:|--:|--:|--:|--:|--:|')
   for (const scenario of scenarios) {
     const samples: Array<[LoadResult, LoadResult]> = []
     for (let i = 0; i < pairs; i++) {
+      if (flags.together) {
+        samples.push(await Promise.all(servers.map((server) => runLoad(server.url, scenario, { pets, key, ...load }))) as [LoadResult, LoadResult])
+        continue
+      }
       const [first, second] = i % 2 === 0 ? servers : [...servers].reverse()
       const one = await runLoad(first!.url, scenario, { pets, key, ...load })
       const other = await runLoad(second!.url, scenario, { pets, key, ...load })

@@ -35,6 +35,14 @@ test('npm run bench:ab compares a commit with the working tree in alternating pa
   assert.equal(worktrees(), before)
 })
 
+test('npm run bench:ab -- --together loads both sides of each pair at once', () => {
+  const run = npmRun(['bench:ab', '--', 'HEAD', '--together', '--pairs', '2', '--duration', '1', '--connections', '8', 'list 20'])
+  assert.equal(run.status, 0, run.stderr)
+  assert.match(run.stdout, /2 pairs of 1 s, A and B loaded at once; load: /)
+  const rows = run.stdout.split('\n').filter((line) => /^\| list 20 \| \d+\.\d{3} \| \d+\.\d\d \d+\.\d\d \| \d+ \| \d+ \| \d+\.\d\d \| \d+\.\d\d \| \d+ \| \d+ \|$/.test(line))
+  assert.equal(rows.length, 1, run.stdout)
+})
+
 test('npm run bench:instances -- --store sqlite measures one and two instances on one SQLite file', () => {
   const run = npmRun(['bench:instances', '--', '--store', 'sqlite', '--seconds', '1', '--rounds', '1', '--connections', '8'])
   assert.equal(run.status, 0, run.stderr)
