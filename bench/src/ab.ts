@@ -23,6 +23,11 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  * speed hits both alike; B/A is then the ratio of what a request costs each. Wants wrk (two wrk
  * processes on core 1); autocannon would drive both from this one process.
  *
+ * --fresh: both servers are started afresh (on fresh copies of the store) for every pair. A
+ * Node process's speed differs from one start to the next by several per cent (where the
+ * heap, hash seeds and compiled code fall), so a run that starts each side once measures one
+ * draw of each; fresh starts let the median see several.
+ *
  * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
  * under valgrind's callgrind and the table gives the instructions a request costs
  * (instructions.ts). The ratio B/A repeated within about 1 % on some days and moved by
@@ -40,11 +45,12 @@ const { values: flags, positionals } = parseArgs({
     connections: { type: 'string', default: '32' },
     instructions: { type: 'boolean', default: false },
     together: { type: 'boolean', default: false },
+    fresh: { type: 'boolean', default: false },
     requests: { type: 'string', default: '3000' }
   }
 })
 const [ref, ...names] = positionals
-if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--together] [--instructions [--requests N]] [SCENARIO …]')
+if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--together] [--fresh] [--instructions [--requests N]] [SCENARIO …]')
 if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
@@ -98,19 +104,26 @@ async function countBoth (worktree: string, storePath: string, key: string) {
 }
 
 async function timeBoth (worktree: string, storePath: string, key: string) {
-  for (const [name, root] of [['A', worktree], ['B', REPO_ROOT]] as const) {
-    const path = join(dir, `${name}.db`)
-    copyFileSync(storePath, path)
-    servers.push(await startServer(name, serviceScript(root), serviceEnv(`sqlite:${path}`), '/readyz', START_FLAGS))
+  let starts = 0
+  const start = async () => {
+    for (const server of servers.splice(0)) await server.stop()
+    starts++
+    for (const [name, root] of [['A', worktree], ['B', REPO_ROOT]] as const) {
+      const path = join(dir, `${name}-${starts}.db`)
+      copyFileSync(storePath, path)
+      servers.push(await startServer(name, serviceScript(root), serviceEnv(`sqlite:${path}`), '/readyz', START_FLAGS))
+    }
+    for (const server of servers) await runLoad(server.url, SCENARIOS[0]!, { pets, key, ...load, duration: 2 })
   }
-  for (const server of servers) await runLoad(server.url, SCENARIOS[0]!, { pets, key, ...load, duration: 2 })
+  await start()
 
-  console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s${flags.together ? ', A and B loaded at once' : ''}; load: ${loadGeneratorName()} on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets, ${load.connections} connections, ${pairs} pairs of ${load.duration} s${flags.together ? ', A and B loaded at once' : ''}${flags.fresh ? ', servers started afresh for each pair' : ''}; load: ${loadGeneratorName()} on core 1: ${pinned ? 'pinned' : 'not pinned'}`)
   console.log('| scenario | B/A, median of pairs | pairs | A req/s | B req/s | A p99 ms | B p99 ms | A RSS MB | B RSS MB |')
   console.log('|---|--:|---|--:|--:|--:|--:|--:|--:|')
   for (const scenario of scenarios) {
     const samples: Array<[LoadResult, LoadResult]> = []
     for (let i = 0; i < pairs; i++) {
+      if (flags.fresh && (i > 0 || scenario !== scenarios[0])) await start()
       if (flags.together) {
         samples.push(await Promise.all(servers.map((server) => runLoad(server.url, scenario, { pets, key, ...load }))) as [LoadResult, LoadResult])
         continue

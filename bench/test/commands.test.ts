@@ -35,10 +35,10 @@ test('npm run bench:ab compares a commit with the working tree in alternating pa
   assert.equal(worktrees(), before)
 })
 
-test('npm run bench:ab -- --together loads both sides of each pair at once', () => {
-  const run = npmRun(['bench:ab', '--', 'HEAD', '--together', '--pairs', '2', '--duration', '1', '--connections', '8', 'list 20'])
+test('npm run bench:ab -- --together --fresh loads both sides of each pair at once, on servers started afresh for each pair', () => {
+  const run = npmRun(['bench:ab', '--', 'HEAD', '--together', '--fresh', '--pairs', '2', '--duration', '1', '--connections', '8', 'list 20'])
   assert.equal(run.status, 0, run.stderr)
-  assert.match(run.stdout, /2 pairs of 1 s, A and B loaded at once; load: /)
+  assert.match(run.stdout, /2 pairs of 1 s, A and B loaded at once, servers started afresh for each pair; load: /)
   const rows = run.stdout.split('\n').filter((line) => /^\| list 20 \| \d+\.\d{3} \| \d+\.\d\d \d+\.\d\d \| \d+ \| \d+ \| \d+\.\d\d \| \d+\.\d\d \| \d+ \| \d+ \|$/.test(line))
   assert.equal(rows.length, 1, run.stdout)
 })
