@@ -21,7 +21,7 @@ export interface Metrics {
   ready: Gauge
   /** Always 1; its labels say what runs: version, Node and store. */
   buildInfo: Gauge<'version' | 'node' | 'store'>
-  /** The answer cache's lookups, by cache, bound once so that a lookup costs one increment. */
+  /** The answer cache's lookups, by cache: a lookup adds one to a plain number. */
   answerCache: AnswerCacheCounters
 }
 

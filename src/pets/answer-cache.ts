@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/types.ts'
 
-/** The hit and miss counters of one cache, bound to its label once (src/ops/metrics.ts). */
+/** The hit and miss counters of one cache (src/ops/metrics.ts counts them for /metrics). */
 export interface LookupCounters { hit: { inc (): void }, miss: { inc (): void } }
 
 /** The caches the pet operations keep: found pets (getPet) and full pages (listPets). */
