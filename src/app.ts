@@ -1,4 +1,3 @@
-import cors from '@fastify/cors'
 import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -13,7 +12,7 @@ import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLog
 import { bearerAuth } from './auth/bearer.ts'
 import { keyCache } from './auth/key-cache.ts'
 import { openSurfaceBudget } from './auth/open-surface.ts'
-import { corsOptions } from './http/cors.ts'
+import { cors } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { lingeringClose } from './http/lingering-close.ts'
@@ -110,7 +109,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   requestLogging(app, logDestination, tracing?.logFields)
   await app.register(metricsPlugin, { metrics })
   // Before lifecycle, whose 503 while closing then still carries the CORS fields.
-  await app.register(cors, corsOptions)
+  await app.register(cors)
   await app.register(lifecycle)
   await app.register(securityHeaders)
   // The first samples of the event loop hold start-up work (compiling schemas), not load.

@@ -59,15 +59,17 @@ export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { st
 
   app.get('/pets/:petId', {
     schema: getPetSchema(sunsetAt),
-    // onSend runs for every answer of this route, errors and 401s included.
-    onSend: async (request, reply, payload) => {
+    // onSend runs for every answer of this route, errors and 401s included. Both hooks in
+    // callback form, as every hook that runs on each answer (http/logging.ts): no promise each.
+    onSend: (request, reply, payload, done) => {
       reply.header('deprecation', deprecationHeader)
       reply.header('sunset', sunsetHeader)
       reply.header('link', deprecationLink(baseUrl(request, publicUrl)))
-      return payload
+      done(null, payload)
     },
-    preValidation: async () => {
-      if (now() >= sunsetMs) throw new ApiError('gone', `getPet was removed on ${sunsetHeader}; use GET /pets with the status filter.`)
+    preValidation: (_request, _reply, done) => {
+      if (now() >= sunsetMs) done(new ApiError('gone', `getPet was removed on ${sunsetHeader}; use GET /pets with the status filter.`))
+      else done()
     }
   }, async (request, reply) => {
     const { petId } = request.params
