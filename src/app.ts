@@ -9,7 +9,7 @@ import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts'
 import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
-import { bearerAuth } from './auth/bearer.ts'
+import { admitKey, bearerAuth } from './auth/bearer.ts'
 import { keyCache } from './auth/key-cache.ts'
 import { openSurfaceBudget } from './auth/open-surface.ts'
 import { cors } from './http/cors.ts'
@@ -144,6 +144,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   // The open surface: no key needed, every answer counted, unknown paths included.
   await app.register(async (open) => {
     open.addHook('onRequest', openSurfaceBudget(keys, now, limits))
+    open.addHook('onRequest', admitKey(limits))
     open.setNotFoundHandler(notFoundHandler)
     await open.register(docsRoutes)
     await open.register(openapiRoute, { prefix: '/v1', publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
@@ -153,6 +154,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   // The pet operations: a usable key or 401.
   await app.register(async (guarded) => {
     guarded.addHook('onRequest', bearerAuth(keys, store, now, limits))
+    guarded.addHook('onRequest', admitKey(limits))
     await guarded.register(petRoutes, {
       store,
       now,

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
 import { ApiError, errorBody } from '../http/errors.ts'
 import type { KeyScope, Store } from '../store/types.ts'
 import { credentialsOf, isUsable, INVALID_KEY } from './credentials.ts'
@@ -11,6 +11,8 @@ declare module 'fastify' {
     apiKeyId?: number
     /** The first key of the key's rotation chain: Idempotency-Keys are scoped to it. */
     keyLineageId?: number
+    /** What the key may do: admitKey refuses a read key a write. */
+    keyScope?: KeyScope
   }
   /** A route that changes data says so with `config: { scope: 'write' }`; any key may call the others. */
   interface FastifyContextConfig { scope?: KeyScope }
@@ -30,7 +32,7 @@ const READ_ONLY = 'This API key is read-only: it may list and get animals but no
 /**
  * The bearer check that guards every /v1 operation. It runs first (onRequest), so an
  * unauthenticated request never learns whether its body or parameters were right. The
- * message never says whether a key exists. Over a budget, the refusal (429) is thrown.
+ * message never says whether a key exists. A request with a usable key goes on to admitKey.
  */
 export function bearerAuth (keys: KeyCache, store: Store, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
@@ -59,9 +61,25 @@ export function bearerAuth (keys: KeyCache, store: Store, now: () => number, lim
     if (!key || !isUsable(key, at)) return await refuse(request, reply, INVALID_KEY)
     request.apiKeyId = key.id
     request.keyLineageId = key.lineageId
-    if (limits.countsKeys) await limits.countKey(request, reply)
+    request.keyScope = key.scope
     touch(request, key.id, at)
-    // Still before the body is read: a read key learns nothing about a body it may not send.
-    if (key.scope === 'read' && request.routeOptions.config.scope === 'write') throw new ApiError('forbidden', READ_ONLY)
   }
+}
+
+/**
+ * The hook after the key is known (bearerAuth, or the open surface's budget): the request
+ * counts against its key (429 over the budget), then a read key is refused a write (403),
+ * still before the body is read, so a read key learns nothing about a body it may not send.
+ * Callback form, as the budget's stores answer: the counters in memory at once, with no
+ * promise on the path every request with a key takes.
+ */
+export function admitKey (limits: AuthLimits): onRequestHookHandler {
+  return function admitKey (request, reply, done) {
+    if (request.apiKeyId === undefined || !limits.countsKeys) return done(refusedScope(request))
+    limits.countKey(request, reply, (error) => { done(error ?? refusedScope(request)) })
+  }
+}
+
+function refusedScope (request: FastifyRequest): ApiError | undefined {
+  return request.keyScope === 'read' && request.routeOptions.config.scope === 'write' ? new ApiError('forbidden', READ_ONLY) : undefined
 }

@@ -17,7 +17,7 @@ export function openSurfaceBudget (keys: KeyCache, now: () => number, limits: Au
     const at = now()
     const key = hash === undefined ? undefined : keys.cached(hash, at) ?? await keys.lookUp(hash, at)
     if (!key || !isUsable(key, at)) return await limits.countAnonymous(request, reply)
+    // admitKey, the next hook, counts it against the key.
     request.apiKeyId = key.id
-    if (limits.countsKeys) await limits.countKey(request, reply)
   }
 }

@@ -23,7 +23,7 @@ export interface RateLimitSettings {
   redisKeyPrefix: string
 }
 
-/** The counts the bearer check makes around its verdict; a refusal is thrown (429). */
+/** The counts made around the bearer check and the open surface's budget; a refusal is a 429. */
 export interface AuthLimits {
   /** False while no address can be over its failed-auth budget: refuseSpentAddress would read the store for nothing. */
   mayRefuseAddress(): boolean
@@ -35,8 +35,11 @@ export interface AuthLimits {
   countAnonymous(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** False when RATE_LIMIT_PER_MINUTE is 0: keys are not counted, and answers carry no fields. */
   countsKeys: boolean
-  /** After a successful check: counts the request against its key; 429 over budget. */
-  countKey(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  /**
+   * After a successful check: counts the request against its key, then calls `done` (with the
+   * 429 over budget). Callback form, as the stores answer: in memory at once, without a promise.
+   */
+  countKey(request: FastifyRequest, reply: FastifyReply, done: (error?: ApiError) => void): void
 }
 
 interface Budget {
@@ -70,22 +73,22 @@ const addressOf = (request: FastifyRequest) => request.ip.includes(':') ? normal
 
 const ADDRESS_SPENT = 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.'
 
-const UNCOUNTED = Promise.resolve(undefined)
-
 /**
  * Counts one request against `key` (`read`: only reads the count). Undefined when the store
  * cannot answer, or while the breaker keeps the counters off Redis: an outage of the counter
  * is not an outage of the API. The breaker logs the outage, once.
  */
-function tally ({ store, quota, breaker }: Budget, method: 'incr' | 'read', key: string): Promise<Count | undefined> {
-  if (breaker && !breaker.isClosed()) return UNCOUNTED
-  return new Promise((resolve) => {
-    store[method](key, (error, count) => {
-      if (error) breaker?.failed(error)
-      resolve(count ?? undefined)
-    }, WINDOW_MS, quota)
-  })
+function count ({ store, quota, breaker }: Budget, method: 'incr' | 'read', key: string, then: (count: Count | undefined) => void): void {
+  if (breaker && !breaker.isClosed()) return then(undefined)
+  store[method](key, (error, counted) => {
+    if (error) breaker?.failed(error)
+    then(counted ?? undefined)
+  }, WINDOW_MS, quota)
 }
+
+/** count() as a promise, for the callers that wait anyway. */
+const tally = (budget: Budget, method: 'incr' | 'read', key: string) =>
+  new Promise<Count | undefined>((resolve) => { count(budget, method, key, resolve) })
 
 function announce (reply: FastifyReply, { name, quota, policy }: Budget, count: Count | undefined) {
   reply.header('ratelimit-policy', policy)
@@ -130,12 +133,13 @@ export function rateLimits (settings: RateLimitSettings): AuthLimits {
       if (count && count.current > failedAuth.quota) throw tooMany(count, ADDRESS_SPENT)
     },
     countsKeys: settings.perKeyPerMinute > 0,
-    async countKey (request, reply) {
-      const count = await tally(perKey, 'incr', String(request.apiKeyId))
-      announce(reply, perKey, count)
-      if (count && count.current > perKey.quota) {
-        throw tooMany(count, `This API key has used its ${perKey.quota} requests of the current minute; retry after the time in Retry-After.`)
-      }
+    countKey (request, reply, done) {
+      count(perKey, 'incr', String(request.apiKeyId), (counted) => {
+        announce(reply, perKey, counted)
+        if (counted && counted.current > perKey.quota) {
+          done(tooMany(counted, `This API key has used its ${perKey.quota} requests of the current minute; retry after the time in Retry-After.`))
+        } else done()
+      })
     }
   }
 }
