@@ -14,8 +14,8 @@ import { CORS_EXPOSED_HEADERS } from '../contract/response-headers.ts'
  * is routed like any other method (405).
  *
  * Written by hand rather than with @fastify/cors: with options that depend on the request, the
- * library copies its option objects twice on every request, which bench:ab measured as more
- * than 5 % of a cached listing (docs/performance.md). What goes on the wire is the same.
+ * library copies its option objects twice on every request, more than the 5 % a library may
+ * cost (docs/performance.md has the figure). What goes on the wire is the same.
  */
 
 /** An answer to a browser: any origin may read it and the headers the API promises. */
