@@ -41,7 +41,8 @@ function isApiPath (url: string): boolean {
 const isPreflight = (request: FastifyRequest) => request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined
 
 export const cors = fp(async function cors (app: FastifyInstance) {
-  // Set in onRequest, the first hook, so that every answer carries them, refusals included.
+  // Set in onRequest, before the bearer check and the 503 while closing (app.ts registers it
+  // ahead of both), so that every answer carries them, refusals included.
   // Callback form, as the other hooks every answer runs (http/logging.ts): no promise per answer.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('vary', 'Origin')
