@@ -74,9 +74,10 @@ const addressOf = (request: FastifyRequest) => request.ip.includes(':') ? normal
 const ADDRESS_SPENT = 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.'
 
 /**
- * Counts one request against `key` (`read`: only reads the count). Undefined when the store
- * cannot answer, or while the breaker keeps the counters off Redis: an outage of the counter
- * is not an outage of the API. The breaker logs the outage, once.
+ * Counts one request against `key` (`read`: only reads the count) and hands the count to
+ * `then`: undefined when the store cannot answer, or while the breaker keeps the counters off
+ * Redis, as an outage of the counter is not an outage of the API. The breaker logs the outage,
+ * once.
  */
 function count ({ store, quota, breaker }: Budget, method: 'incr' | 'read', key: string, then: (count: Count | undefined) => void): void {
   if (breaker && !breaker.isClosed()) return then(undefined)
