@@ -21,7 +21,7 @@ export const serviceScript = (root = REPO_ROOT) => join(root, 'src/server.ts')
 /** The bare Fastify server the service is measured against. */
 export const BASELINE_SCRIPT = fileURLToPath(new URL('./baseline.ts', import.meta.url))
 
-const START_SCRIPT: string = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start
+export const START_SCRIPT: string = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start
 
 /** The Node flags of `npm start` (package.json), so the service is measured as operators run it. */
 export const START_FLAGS: string[] = /\bnode ((?:--\S+ )*)src\/server\.ts/.exec(START_SCRIPT)?.[1]?.trim().split(' ').filter(Boolean) ?? []
@@ -29,7 +29,7 @@ export const START_FLAGS: string[] = /\bnode ((?:--\S+ )*)src\/server\.ts/.exec(
 /** The environment `npm start` sets before `node` (the compile cache, glibc's malloc arenas). */
 export const START_ENV: Record<string, string> = Object.fromEntries(
   // Split at the first '=' only: a value may hold one too (split(..., 2) would cut it off).
-  (/^((?:\w+=\S+ )*)node /.exec(START_SCRIPT)?.[1] ?? '').trim().split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])
+  (/^((?:\w+=\S+ )*)(?:exec )?node /.exec(START_SCRIPT)?.[1] ?? '').trim().split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])
 )
 
 /** Moves this process (the load generator) to core 1, away from the servers on core 0. */
