@@ -15,8 +15,9 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  * the working tree is B. Both serve copies of one SQLite store (made by the working tree's
  * migrations) at the same time, with the settings of `npm run bench`, and are measured in
  * alternating pairs (A then B, then B then A, …). Each scenario prints the median of the pair
- * ratios B/A and every pair: on a shared machine whose speed drifts by ±10 % from minute to
- * minute, runs made one after the other cannot tell a 5 % change from the drift; pairs can.
+ * ratios B/A and every pair: on a shared machine whose speed drifts from minute to minute by
+ * more than the change being judged, runs made one after the other cannot tell the change
+ * from the drift; pairs can.
  *
  * --together: each pair loads A and B at the same time instead of one after the other. Both
  * servers share core 0, so the scheduler gives each half of it and a drift of the machine's
@@ -30,10 +31,9 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  *
  * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
  * under valgrind's callgrind and the table gives the instructions a request costs
- * (instructions.ts). The ratio B/A repeated within about 1 % on some days and moved by
- * 10-20 % on others (callgrind counts V8's background compiler and collector threads too, and
- * what gets compiled when differs between runs): trust a ratio that repeats, and confirm it
- * with timed pairs. It leaves out the kernel's part (socket writes, syncs), which a timed run
+ * (instructions.ts). The ratio B/A does not always repeat (callgrind counts V8's background
+ * compiler and collector threads too, and what gets compiled when differs between runs):
+ * trust a ratio that repeats, and confirm it with timed pairs. It leaves out the kernel's part (socket writes, syncs), which a timed run
  * includes.
  */
 const { values: flags, positionals } = parseArgs({

@@ -173,7 +173,7 @@ async function scale () {
 
 /**
  * Start-up on a store, as the median of a few starts: the first start after seeding is
- * the slowest of a series (732 ms against 527–573 ms for the next four, at 1 000 000 pets).
+ * markedly the slowest of a series (the store's pages are not yet in the page cache).
  */
 async function startupTimes (prepared: Prepared, starts = flags.quick ? 1 : 5): Promise<number[]> {
   const times: number[] = []

@@ -15,7 +15,7 @@ export function hasCallgrind (): boolean {
  * The instructions one request costs the service, counted by valgrind's callgrind: every
  * instruction of every thread (the event loop, the thread pool, V8's compiler and collector),
  * the kernel's work excluded. Unlike requests a second, the count hardly moves with the
- * machine's speed, so a change of 2 % shows where a timed A/B cannot tell it from this
+ * machine's speed, so a small change can show where a timed A/B cannot tell it from the
  * machine's drift. Work done on a clock (the key cache's check once a millisecond comes on
  * almost every request at valgrind's pace) raises the count alike for two sides run at once:
  * compare sides, not absolute counts.

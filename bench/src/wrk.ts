@@ -8,9 +8,9 @@ import type { LoadResult } from './load.ts'
 /**
  * wrk, when installed (Debian: apt-get install wrk), drives the load: one C thread with an
  * event loop of its own drives all the connections with a fraction of the CPU that autocannon,
- * a Node process, needs for the same requests. On this machine autocannon was 70-90 % of a core
- * busy at the servers' rates, so it capped the faster server (the baseline) more than the
- * slower one, and every ratio came out too kind.
+ * a Node process, needs for the same requests. autocannon keeps most of a core busy at the
+ * servers' rates, so it caps the faster server (the baseline) more than the slower one, and
+ * every ratio comes out too kind.
  */
 export const wrkVersion: string | undefined = (() => {
   const run = spawnSync('wrk', ['--version'], { encoding: 'utf8' })

@@ -7,7 +7,7 @@ import { ERROR_ANSWER_HEADERS } from './security-headers.ts'
 import type { ErrorCode } from '../contract/schemas.ts'
 
 // Required, not imported: an ESM import of node:http reads every export it has, and its lazy
-// WebSocket exports then load Node's whole bundled undici, a tenth of the server's start-up.
+// WebSocket exports then load Node's whole bundled undici, which the server never uses.
 const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http')
 
 /**

@@ -6,7 +6,8 @@ type BuildSerializer = NonNullable<NonNullable<NonNullable<FastifyServerOptions[
 /**
  * Fastify's serializer compiler, compiling each distinct answer schema once. Every operation
  * documents a dozen statuses that all answer the Error schema, and each route is registered
- * twice (GET and HEAD): compiled one by one they made a tenth of start-up.
+ * twice (GET and HEAD): compiled one by one, the same code would be generated dozens of times
+ * at every start.
  */
 export const sharedSerializers: BuildSerializer = (externalSchemas, options) => {
   const compile = SerializerSelector()(externalSchemas, options)

@@ -39,7 +39,7 @@ interface DocsAsset { status: number, headers: Record<string, string | string[]>
 
 /**
  * The page's own small server: the reference plugin carries its 4 MB script inside its module,
- * about 25 MB of memory once loaded. It is loaded on the first visit to /docs, so an instance
+ * and holds it in memory once loaded. It is loaded on the first visit to /docs, so an instance
  * that only serves the API never pays for it.
  */
 async function loadDocsServer (): Promise<FastifyInstance> {

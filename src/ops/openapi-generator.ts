@@ -7,8 +7,8 @@ import { rawJson, servers } from './openapi.ts'
  * Writes the OpenAPI document from the routes' own schemas: `npm run openapi` runs it to
  * rewrite openapi.json, and a test fails when the committed file differs from what it writes.
  * The service serves the committed file (ops/openapi.ts) and never loads this module:
- * describing the routes at every start cost about 45 ms of start-up (@fastify/swagger and the
- * YAML writer it loads), for a document that only changes with the code.
+ * describing the routes at every start would load @fastify/swagger and the YAML writer it
+ * brings, and slow every start, for a document that only changes with the code.
  */
 
 const DESCRIPTION = `The Petstore v1 interface: list, add and fetch animals.
