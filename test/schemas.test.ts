@@ -9,8 +9,9 @@ import { sharedSchemas } from '../src/contract/schemas.ts'
 
 /**
  * The service compiles its schemas without checking them against the JSON Schema meta-schema
- * (that check compiles the meta-schema first, which slows every start). They are fixed, so they are
- * checked here instead: every schema the validators compile is valid draft-07 JSON Schema.
+ * (that check compiles the meta-schema first, which slows every start). They are fixed, so
+ * they are checked here instead: every schema the validators compile is valid draft-07 JSON
+ * Schema.
  */
 const SCHEMAS: Record<string, object> = {
   ...Object.fromEntries(sharedSchemas.map((schema) => ['$id' in schema ? String(schema.$id) : 'a shared schema without $id', schema])),

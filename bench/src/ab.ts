@@ -33,8 +33,8 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  * under valgrind's callgrind and the table gives the instructions a request costs
  * (instructions.ts). The ratio B/A does not always repeat (callgrind counts V8's background
  * compiler and collector threads too, and what gets compiled when differs between runs):
- * trust a ratio that repeats, and confirm it with timed pairs. It leaves out the kernel's part (socket writes, syncs), which a timed run
- * includes.
+ * trust a ratio that repeats, and confirm it with timed pairs. It leaves out the kernel's part
+ * (socket writes, syncs), which a timed run includes.
  */
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,

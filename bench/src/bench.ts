@@ -173,7 +173,7 @@ async function scale () {
 
 /**
  * Start-up on a store, as the median of a few starts: the first start after seeding is
- * markedly the slowest of a series (the store's pages are not yet in the page cache).
+ * the slowest of a series, so a single start would overstate it.
  */
 async function startupTimes (prepared: Prepared, starts = flags.quick ? 1 : 5): Promise<number[]> {
   const times: number[] = []
