@@ -37,14 +37,15 @@ const USABLE = '(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?))'
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   readonly idsFollowCommitOrder = true
+  // What keyVersion last saw, and the version it gives.
+  #lastDataVersion = 0
+  #lastKeyChanges = -1n
+  #version = 0
   readonly #db: DatabaseSync
   readonly #path: string
   readonly #statements = new Map<string, StatementSync>()
   readonly #petWriter: PetWriter
   readonly #dataVersion: StatementSync
-  #lastDataVersion = 0
-  #lastKeyChanges = -1n
-  #version = 0
   // Writes after a failed WAL sync cannot be made durable, whatever succeeds in between.
   readonly #writes = new WriteHealth(() => this.#petWriter.failure())
 
