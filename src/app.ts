@@ -16,6 +16,7 @@ import { cors } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { lingeringClose } from './http/lingering-close.ts'
+import { emptyBody } from './http/empty-bodies.ts'
 import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
 import type { Tracing } from './ops/tracing.ts'
@@ -145,6 +146,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(async (open) => {
     open.addHook('onRequest', openSurfaceBudget(keys, now, limits))
     open.addHook('onRequest', admitKey(limits))
+    // An unknown path may be sent a body, which is read before the 404.
+    open.addHook('preParsing', emptyBody)
     open.setNotFoundHandler(notFoundHandler)
     await open.register(docsRoutes)
     await open.register(openapiRoute, { prefix: '/v1', publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })

@@ -20,7 +20,14 @@ export function connectionOptions (config: ConnectionSettings): Pick<FastifyServ
     // Node's header and request timers start with the first byte; this one covers connections
     // that never send one (see limitConnections).
     connectionTimeout: config.REQUEST_TIMEOUT_MS,
-    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, connectionsCheckingInterval: config.CONNECTIONS_CHECK_INTERVAL_MS }
+    http: {
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: config.CONNECTIONS_CHECK_INTERVAL_MS,
+      // A request without Content-Length or Transfer-Encoding (every GET and HEAD a client
+      // sends) has no body: Node skips its body stream's life cycle (events, ticks). The routes
+      // that parse bodies take an empty one for it (http/empty-bodies.ts).
+      optimizeEmptyRequests: true
+    }
   }
 }
 

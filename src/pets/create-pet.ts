@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { emptyBody } from '../http/empty-bodies.ts'
 import { ApiError } from '../http/errors.ts'
 import { idempotentReplayed, location, retryAfter } from '../contract/response-headers.ts'
 import { BODY_LIMIT_TEXT, type NewPet, type Pet } from '../contract/schemas.ts'
@@ -77,7 +78,7 @@ export const createPet: FastifyPluginAsyncTypebox<CreatePetOptions> = async (app
   }
 
   // The bearer check refuses read keys here (config.scope), before the body is read.
-  app.post('/pets', { schema: createPetSchema(idempotencyTtlHours), config: { scope: 'write' } }, async (request, reply) => {
+  app.post('/pets', { schema: createPetSchema(idempotencyTtlHours), config: { scope: 'write' }, preParsing: emptyBody }, async (request, reply) => {
     const header = request.headers['idempotency-key']
     const pet = typeof header === 'string'
       ? await createOnce(request, reply, request.body, header)
