@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis'
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './http/client-errors.ts'
 import type { Config } from './config.ts'
 import { connectionOptions, limitConnections } from './http/connections.ts'
-import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts'
+import { ApiError, errorHandler, notFoundBeforeBody, notFoundHandler } from './http/errors.ts'
 import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
@@ -16,7 +16,6 @@ import { cors } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { lingeringClose } from './http/lingering-close.ts'
-import { emptyBody } from './http/empty-bodies.ts'
 import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
 import { TimedStore } from './ops/timed-store.ts'
 import type { Tracing } from './ops/tracing.ts'
@@ -146,8 +145,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(async (open) => {
     open.addHook('onRequest', openSurfaceBudget(keys, now, limits))
     open.addHook('onRequest', admitKey(limits))
-    // An unknown path may be sent a body, which is read before the 404.
-    open.addHook('preParsing', emptyBody)
+    open.addHook('onRequest', notFoundBeforeBody)
     open.setNotFoundHandler(notFoundHandler)
     await open.register(docsRoutes)
     await open.register(openapiRoute, { prefix: '/v1', publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })

@@ -10,8 +10,9 @@ import type { preParsingHookHandler } from 'fastify'
  * for an 'end' that never comes. This hook hands it an empty stream instead, so the request is
  * answered as the same request with Content-Length: 0 is.
  *
- * A route-level hook, on the routes that parse bodies (the create, and the not-found answers
- * of the open surface): a preParsing hook on every request costs more than the option saves.
+ * A route-level hook, on the one route that parses a body (the create; an unknown path is
+ * answered before its body is read): a preParsing hook on every request would cost most of
+ * what the option saves.
  */
 export const emptyBody: preParsingHookHandler = (request, _reply, payload, done) => {
   done(null, request.raw.readableEnded ? Readable.from([]) : payload)

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { BODY_LIMIT_TEXT, ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
 import { StorageConditionError, StoreUnavailableError } from '../store/errors.ts'
 
@@ -115,4 +115,14 @@ function logFailure (error: FastifyError | ApiError, body: ErrorBody, request: F
 
 export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {
   return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${echoed(request.url.split('?')[0]!)}.`))
+}
+
+/**
+ * An unknown path is answered in onRequest, once the hooks before it (the open surface's
+ * budget) have run: no body it is sent is read, so a body never turns its 404 into a 400, 413
+ * or 415, as a wrong method's 405 never is either.
+ */
+export const notFoundBeforeBody: onRequestHookHandler = (request, reply, done) => {
+  if (request.is404) notFoundHandler(request, reply)
+  else done()
 }

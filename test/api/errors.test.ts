@@ -31,6 +31,25 @@ describe('unknown routes', () => {
   })
 })
 
+describe('an unknown path sent a body', () => {
+  test('is 404 not_found whatever the body: it is never read, so never 400, 413 or 415', async (t) => {
+    const api = await buildTestApp(t)
+    const bodies: Array<[string, string]> = [
+      ['application/json', ''],
+      ['application/json', '{"name": '],
+      ['application/json', JSON.stringify({ name: 'x'.repeat(20_000) })],
+      ['text/plain', 'hello'],
+      ['application/json; charset=latin1', '{}']
+    ]
+    for (const [path, headers] of [['/nowhere', {}], ['/v1/nowhere', api.auth]] as const) {
+      for (const [type, payload] of bodies) {
+        const res = await api.inject({ method: 'POST', url: path, headers: { ...headers, 'content-type': type }, payload })
+        assert.deepEqual({ status: res.statusCode, body: res.json() }, { status: 404, body: { code: 'not_found', message: `No route for POST ${path}.`, status: 404 } }, `${path} ${type} ${payload.slice(0, 20)}`)
+      }
+    }
+  })
+})
+
 describe('a trailing slash after /v1/pets', () => {
   const notFound = (method: string) => ({ code: 'not_found', message: `No route for ${method} /v1/pets/; the animals are at /v1/pets, without the trailing slash.`, status: 404 })
   const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
