@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { connectionOptions } from '../src/http/connections.ts'
-import { testConfig } from './helpers.ts'
+import type { AddressInfo } from 'node:net'
+import { buildTestApp } from './helpers.ts'
 import { exchange, listenTestApp, type RawAnswer } from './raw-http.ts'
 
 /**
@@ -21,8 +21,19 @@ function request (method: string, path: string, headers: Record<string, string>,
 }
 
 describe('requests without a body', () => {
-  test('node skips the body stream of a request that announces no body', () => {
-    assert.equal(connectionOptions(testConfig()).http.optimizeEmptyRequests, true)
+  test('node skips the body stream of a request that announces no body: it is ended before any hook runs', async (t) => {
+    const { app, key } = await buildTestApp(t)
+    const ended: Record<string, boolean> = {}
+    app.addHook('onRequest', (request, _reply, done) => {
+      ended[request.method] = request.raw.readableEnded
+      done()
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = app.server.address() as AddressInfo
+    const auth = `Authorization: Bearer ${key}\r\n`
+    await exchange(port, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: test\r\n${auth}\r\n`, 3000)
+    await exchange(port, `POST /v1/pets HTTP/1.1\r\nHost: test\r\n${auth}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`, 3000)
+    assert.deepEqual(ended, { GET: true, POST: false })
   })
 
   test('a create with Content-Type and no body is 400 invalid_request at once, as with Content-Length: 0', async (t) => {
