@@ -24,8 +24,8 @@ export function connectionOptions (config: ConnectionSettings): Pick<FastifyServ
       headersTimeout: config.HEADERS_TIMEOUT_MS,
       connectionsCheckingInterval: config.CONNECTIONS_CHECK_INTERVAL_MS,
       // A request without Content-Length or Transfer-Encoding (every GET and HEAD a client
-      // sends) has no body: Node skips its body stream's life cycle (events, ticks). The routes
-      // that parse bodies take an empty one for it (http/empty-bodies.ts).
+      // sends) has no body: Node skips its body stream's life cycle (events, ticks). The create,
+      // the one route that parses a body, takes an empty one for it (http/empty-bodies.ts).
       optimizeEmptyRequests: true
     }
   }
