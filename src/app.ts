@@ -145,6 +145,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(async (open) => {
     open.addHook('onRequest', openSurfaceBudget(keys, now, limits))
     open.addHook('onRequest', admitKey(limits))
+    // Unknown paths belong to this scope, so its hooks count them; notFoundBeforeBody answers
+    // them before the handler would, and before any body is read.
     open.addHook('onRequest', notFoundBeforeBody)
     open.setNotFoundHandler(notFoundHandler)
     await open.register(docsRoutes)

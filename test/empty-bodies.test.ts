@@ -49,7 +49,7 @@ describe('requests without a body', () => {
     const { port, key } = await listenTestApp(t)
     const auth = { authorization: `Bearer ${key}` }
     const cases: Array<[string, string, Record<string, string>]> = [
-      // Unknown paths: a body sent to them is read before the 404.
+      // Unknown paths: answered before any body is read (http/errors.ts, notFoundBeforeBody).
       ['POST', '/nowhere', { 'content-type': 'application/json' }],
       ['POST', '/v1/nowhere', { ...auth, 'content-type': 'application/json' }],
       ['POST', '/v1/pets', { ...auth, 'content-type': 'text/plain' }],
