@@ -49,7 +49,7 @@ async function discardingCollector () {
 
 async function startServer (databaseUrl: string, env: Record<string, string>): Promise<{ port: number, child: ChildProcess }> {
   // Started as `npm start` starts it.
-  const [command, ...args] = pinned(0, [process.execPath, '--max-semi-space-size=8', '--heap-growing-percent=20', 'src/server.ts'])
+  const [command, ...args] = pinned(0, [process.execPath, '--max-semi-space-size=8', '--heap-growing-percent=20', '--no-allocation-site-pretenuring', 'src/server.ts'])
   const child = spawn(command!, args, {
     cwd: ROOT,
     env: {

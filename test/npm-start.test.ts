@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { tempDir } from './processes.ts'
@@ -62,3 +63,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.match(stdout, /"msg":"closing: no new connections/)
   })
 }
+
+/** The Node options written before src/server.ts in a command line. */
+const nodeOptionsOf = (command: string) => /node((?:"?,? "?--[^\s",]+)+)"?,? "?src\/server\.ts/.exec(command)?.[1]?.match(/--[^\s",]+/g)
+
+test('the image and the documented command start Node with the options npm start uses', () => {
+  const read = (file: string) => readFileSync(join(ROOT, file), 'utf8')
+  const start: string = JSON.parse(read('package.json')).scripts.start
+  const expected = nodeOptionsOf(start)
+  assert.deepEqual(expected, ['--max-semi-space-size=8', '--heap-growing-percent=20', '--no-allocation-site-pretenuring'])
+  assert.deepEqual(nodeOptionsOf(/^ENTRYPOINT .*$/m.exec(read('Containerfile'))![0]), expected)
+  assert.deepEqual(nodeOptionsOf(/^ {2}node_modules\/\.bin\/node .*$/m.exec(read('docs/operations.md'))![0]), expected)
+})
