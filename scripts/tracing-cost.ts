@@ -5,7 +5,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { procStatFields, TICKS_PER_SECOND } from '../bench/src/servers.ts'
+import { procStatFields, START_ENV, START_FLAGS, TICKS_PER_SECOND } from '../bench/src/servers.ts'
 
 /**
  * What tracing costs a request: three servers on one SQLite store of 1 000 pets, tracing off,
@@ -48,13 +48,13 @@ async function discardingCollector () {
 }
 
 async function startServer (databaseUrl: string, env: Record<string, string>): Promise<{ port: number, child: ChildProcess }> {
-  // Started as `npm start` starts it.
-  const [command, ...args] = pinned(0, [process.execPath, '--max-semi-space-size=8', '--heap-growing-percent=20', '--no-allocation-site-pretenuring', 'src/server.ts'])
+  // Started as `npm start` starts it: its Node options and environment, read from package.json.
+  const [command, ...args] = pinned(0, [process.execPath, ...START_FLAGS, 'src/server.ts'])
   const child = spawn(command!, args, {
     cwd: ROOT,
     env: {
       ...process.env,
-      MALLOC_ARENA_MAX: '2',
+      ...START_ENV,
       DATABASE_URL: databaseUrl,
       HOST: '127.0.0.1',
       PORT: '0',
