@@ -40,22 +40,35 @@ export function tracingWanted (env: Record<string, string | undefined>): boolean
 }
 
 /**
+ * A signal that follows the first within this window is the same stop, not a second one.
+ * SIGTERM to `npm start`'s process group (`kill -- -PGID`, systemd's KillMode=control-group)
+ * reaches the server directly and again through npm, which passes it on a few milliseconds
+ * later; a person pressing Ctrl-C a second time comes well after.
+ */
+export const REPEAT_SIGNAL_WINDOW_MS = 1000
+
+/**
  * A graceful stop in two phases. Drain: keep serving for SHUTDOWN_DRAIN_MS with readiness
  * false, so the load balancer moves traffic away, while every answer says Connection: close,
  * so clients leave their keep-alive connections after an answer instead of having them cut
  * while idle (which is what close() does to idle connections, and what clients see as resets).
- * Then close: stop accepting, finish what is in flight, exit 0. A second signal ends the drain
- * early; SHUTDOWN_TIMEOUT_MS bounds the whole stop (exit 1).
+ * Then close: stop accepting, finish what is in flight, exit 0. A second signal, later than
+ * REPEAT_SIGNAL_WINDOW_MS after the first, ends the drain early; SHUTDOWN_TIMEOUT_MS bounds
+ * the whole stop (exit 1).
  */
 function closeOnSignals (app: FastifyInstance, config: Pick<Config, 'SHUTDOWN_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS'>) {
   let endDrain: (() => void) | undefined
-  let stopping = false
+  let stoppingSince: number | undefined
   const stop = (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < REPEAT_SIGNAL_WINDOW_MS) {
+        app.log.info({ signal, windowMs: REPEAT_SIGNAL_WINDOW_MS }, 'signal repeated within the window: the same stop, the drain goes on')
+        return
+      }
       endDrain?.()
       return
     }
-    stopping = true
+    stoppingSince = Date.now()
     const timer = setTimeout(() => {
       app.log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'requests still running after the shutdown timeout; exiting')
       process.exit(1)
