@@ -8,7 +8,9 @@ import { once } from 'node:events'
  * - refuse: reset every open connection and each new one at once (the server is down);
  * - blackhole: accept connections and stop passing bytes on all of them, silently (a network
  *   partition: nothing is refused, nothing answers, only timeouts can tell).
- * Leaving refuse or blackhole closes what was open, as a real outage would have.
+ * Leaving refuse or blackhole closes what was open, as a real outage would have. And cut():
+ * the link breaks once (both sides of every open connection closed, or reset) while new
+ * connections go on being forwarded.
  */
 export type ProxyMode = 'forward' | 'refuse' | 'blackhole'
 
@@ -17,11 +19,14 @@ export interface TcpProxy {
   port: number
   mode: ProxyMode
   setMode(mode: ProxyMode): void
+  /** Closes (or resets) both sides of every open connection and keeps forwarding new ones; returns how many connections it cut. */
+  cut(how?: 'close' | 'reset'): number
   close(): Promise<void>
 }
 
 export async function startTcpProxy (target: { host: string, port: number }): Promise<TcpProxy> {
   const open = new Set<Socket>()
+  const upstreams = new WeakSet<Socket>()
   let mode: ProxyMode = 'forward'
 
   const server = createServer((client) => {
@@ -32,6 +37,7 @@ export async function startTcpProxy (target: { host: string, port: number }): Pr
     if (mode === 'blackhole') return client.pause()
     const upstream = connect(target)
     open.add(upstream)
+    upstreams.add(upstream)
     upstream.on('close', () => { open.delete(upstream); client.destroy() })
     upstream.on('error', () => {})
     client.on('close', () => upstream.destroy())
@@ -57,6 +63,14 @@ export async function startTcpProxy (target: { host: string, port: number }): Pr
           socket.pause()
         }
       }
+    },
+    cut (how: 'close' | 'reset' = 'close') {
+      const connections = [...open]
+      for (const socket of connections) {
+        if (how === 'reset') socket.resetAndDestroy()
+        else socket.destroy()
+      }
+      return connections.filter((socket) => !upstreams.has(socket)).length
     },
     async close () {
       for (const socket of open) socket.destroy()

@@ -56,9 +56,9 @@ export class Connections {
       client.release()
       return result
     } catch (error) {
-      const outage = isOutage(error)
-      if (!outage) await client.query('ROLLBACK').catch(() => {})
-      client.release(outage)
+      // A connection that broke, or whose ROLLBACK failed, is thrown away rather than reused.
+      const rolledBack = !isOutage(error) && await client.query('ROLLBACK').then(() => true, () => false)
+      client.release(!rolledBack)
       throw failureOf(this.target, this.#options, error)
     }
   }

@@ -77,6 +77,9 @@ export function poolSizes (options: PostgresOptions): { others: number, inserts:
   return { others: max - inserts, inserts }
 }
 
+// The statement that was running gets the same error, and reports it.
+function ignoreClientError (): void {}
+
 /** A pool of at most `max` connections: every wait on it bounded in time. */
 export function createPool (target: PostgresTarget, options: PostgresOptions, max: number): pg.Pool {
   const statementTimeout = options.statementTimeoutMs ?? 5000
@@ -89,6 +92,11 @@ export function createPool (target: PostgresTarget, options: PostgresOptions, ma
   })
   // An idle connection that breaks is dropped by the pool; the next request reports the outage.
   pool.on('error', () => {})
+  // A connection that breaks while a request holds it fails that request's statement (an
+  // outage: 503), and Connections releases it with the error, so the pool throws it away. The
+  // client also emits 'error', and the pool listens only while the connection is idle: without
+  // a listener of its own, that event would end the process. Added once per connection.
+  pool.on('connect', (client) => { client.on('error', ignoreClientError) })
   return pool
 }
 
