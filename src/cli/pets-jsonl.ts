@@ -1,11 +1,10 @@
-import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import { once } from 'node:events'
 import { ApiError } from '../http/errors.ts'
 import { parseJsonBody } from '../http/json-body.ts'
 import { Failure } from './output.ts'
 import type { Progress } from './progress.ts'
-import type { NewPet, Pet, PetStatus } from '../contract/schemas.ts'
+import { BODY_LIMIT_BYTES, BODY_LIMIT_TEXT, type NewPet, type Pet, type PetStatus } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
 import { createValidatorCompiler } from '../http/validation.ts'
 
@@ -15,8 +14,16 @@ import { createValidatorCompiler } from '../http/validation.ts'
  * assigns ids), and writes each batch in one transaction.
  */
 
-/** A line that is not a valid pet: its number, why, and the line as it was. */
+/** A line that is not a valid pet: its number, why, and the line as it was (only its start when it is over MAX_LINE_BYTES). */
 export interface RejectedLine { line: number, reason: string, text: string }
+
+/**
+ * Lines are checked like createPet's bodies, and createPet refuses a body over BODY_LIMIT_BYTES:
+ * a longer line cannot be a pet the API would take. It is never held whole (a line of hundreds
+ * of megabytes would not fit in a string), only its first LINE_START_BYTES, to be named by.
+ */
+export const MAX_LINE_BYTES = BODY_LIMIT_BYTES
+const LINE_START_BYTES = 256
 
 export interface ImportOptions {
   batchSize: number
@@ -69,14 +76,14 @@ export async function importPets (store: Store, input: Readable, options: Import
     progress.update(bytes, imported)
   }
   try {
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    for await (const line of inputLines(input, MAX_LINE_BYTES, LINE_START_BYTES)) {
       lineNumber++
-      bytes += Buffer.byteLength(line) + 1
-      if (lineNumber < startLine || line.trim() === '') continue
-      const pet = readPet(line)
+      bytes += line.bytes
+      if (lineNumber < startLine || (line.whole && line.text.trim() === '')) continue
+      const pet = line.whole ? readPet(line.text) : `the line is ${line.length} bytes, longer than the ${BODY_LIMIT_TEXT} createPet takes`
       if (typeof pet === 'string' && reject) {
         rejected++
-        await reject({ line: lineNumber, reason: pet, text: line })
+        await reject({ line: lineNumber, reason: pet, text: line.text })
         continue
       }
       if (typeof pet === 'string') {
@@ -93,6 +100,78 @@ export async function importPets (store: Store, input: Readable, options: Import
     progress.finish()
   }
   return { imported, lines: lineNumber, batches, rejected }
+}
+
+/**
+ * One line of the input: its text without the line end, or only the start of a line longer than
+ * maxBytes (whole: false); its length in bytes without the line end, and bytes with it.
+ */
+export interface InputLine { text: string, whole: boolean, length: number, bytes: number }
+
+const LF = 0x0a
+const CR = 0x0d
+
+/**
+ * The input's lines, read chunk by chunk and split on \n; a \r before it is dropped (JSON Lines
+ * allows \r\n). Memory stays within maxBytes and a chunk: a longer line is skipped to its end,
+ * keeping only its first startBytes.
+ */
+export async function * inputLines (input: Readable, maxBytes: number, startBytes: number): AsyncGenerator<InputLine> {
+  // The line so far while it may still fit (maxBytes, and one more for a \r), else its start.
+  let parts: Buffer[] = []
+  let held = 0
+  let start: string | undefined
+  let length = 0
+  let last = 0
+  const line = (ending: number): InputLine => {
+    const bytes = length + ending
+    let result: InputLine
+    if (start !== undefined) {
+      result = { text: start, whole: false, length: last === CR ? length - 1 : length, bytes }
+    } else {
+      const all = parts.length === 1 ? parts[0]! : Buffer.concat(parts, held)
+      const size = last === CR ? held - 1 : held
+      result = size > maxBytes
+        ? { text: startOf(all, startBytes), whole: false, length: size, bytes }
+        : { text: all.toString('utf8', 0, size), whole: true, length: size, bytes }
+    }
+    parts = []
+    held = 0
+    start = undefined
+    length = 0
+    last = 0
+    return result
+  }
+  for await (const chunk of input as AsyncIterable<Buffer | string>) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    let from = 0
+    while (from < buffer.length) {
+      const end = buffer.indexOf(LF, from)
+      const to = end === -1 ? buffer.length : end
+      if (to > from) {
+        length += to - from
+        last = buffer[to - 1]!
+        if (start === undefined && length <= maxBytes + 1) {
+          parts.push(buffer.subarray(from, to))
+          held += to - from
+        } else if (start === undefined) {
+          parts.push(buffer.subarray(from, to))
+          start = startOf(Buffer.concat(parts, Math.min(startBytes, held + to - from)), startBytes)
+          parts = []
+          held = 0
+        }
+      }
+      if (end === -1) break
+      yield line(1)
+      from = end + 1
+    }
+  }
+  if (length > 0) yield line(0)
+}
+
+/** The first bytes of a line as text, cut before a character the cut would split. */
+function startOf (bytes: Buffer, count: number): string {
+  return new TextDecoder().decode(bytes.subarray(0, count), { stream: true })
 }
 
 /** One pet as a JSON line; ids are written as exact integer literals. */

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { Command } from 'commander'
-import { PET_STATUSES, type PetStatus } from '../contract/schemas.ts'
+import { BODY_LIMIT_TEXT, PET_STATUSES, type PetStatus } from '../contract/schemas.ts'
 import { count, Failure, UsageError } from './output.ts'
 import { exportPets, importPets, type RejectedLine } from './pets-jsonl.ts'
 import { createProgress, type ProgressStream } from './progress.ts'
@@ -26,12 +26,12 @@ export interface ImportCommandOptions { batchSize?: string, startLine?: string, 
 export function petsCommand (store: CommandStore, io: CommandIo = PROCESS_IO): Command {
   const pets = new Command('pets').description('Import and export pets as JSON Lines.').usage('<command> [options]')
   pets.command('import')
-    .description('Add the pets of a JSON Lines file (- for stdin), checked like createPet, N per transaction (default 500). A bad line stops the import: batches before it stay, nothing of its batch is written. With --rejects, bad lines are written to FILE instead, every valid line is imported, and the exit code is 1 when any line was rejected.')
+    .description(`Add the pets of a JSON Lines file (- for stdin), checked like createPet, N per transaction (default 500). A line over ${BODY_LIMIT_TEXT}, the largest body createPet takes, is a bad line. A bad line stops the import: batches before it stay, nothing of its batch is written. With --rejects, bad lines are written to FILE instead, every valid line is imported, and the exit code is 1 when any line was rejected.`)
     .usage('FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]')
     .argument('[file]')
     .option('--batch-size <N>', 'pets per transaction, 1 to 10000 (default 500)')
     .option('--start-line <N>', 'the first line to read, to resume an import a bad line stopped (default 1)')
-    .option('--rejects <FILE>', 'write each bad line to FILE as {"line":N,"reason":"…","text":"…"} and go on')
+    .option('--rejects <FILE>', 'write each bad line to FILE as {"line":N,"reason":"…","text":"…"} and go on; text is only the first 256 bytes of a line over the limit')
     .option('--json', 'print the summary as JSON')
     .action(async (file: string | undefined, options: ImportCommandOptions) => importFile(store, file, options, io))
   pets.command('export')

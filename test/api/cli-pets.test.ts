@@ -3,7 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { test } from 'node:test'
-import { ImportLineError, importPets, petLine } from '../../src/cli/pets-jsonl.ts'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { ImportLineError, importPets, petLine, type RejectedLine } from '../../src/cli/pets-jsonl.ts'
 import type { Pet } from '../../src/contract/schemas.ts'
 import { createTestStore } from '../helpers.ts'
 import { runCli, tempDir } from '../processes.ts'
@@ -98,8 +100,9 @@ test('pets import and export refuse bad arguments with exit 2, and a missing fil
   const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
   assert.deepEqual(await run('pets', 'import'), { code: 2, stdout: '', stderr: 'petstore pets import: expected the file to import (FILE.jsonl, or - for stdin)\n' + usage })
   assert.deepEqual(await run('pets', 'import', 'x.jsonl', '--batch-size', '0'), { code: 2, stdout: '', stderr: 'petstore pets import: --batch-size needs a whole number from 1 to 10000; got "0"\n' + usage })
-  assert.deepEqual(await run('pets', 'import', '/nonexistent/pets.jsonl'), { code: 1, stdout: '', stderr: 'petstore pets import: cannot read /nonexistent/pets.jsonl: ENOENT\n' })
   const folder = tempDir(t)
+  const missing = join(folder, 'missing', 'pets.jsonl')
+  assert.deepEqual(await run('pets', 'import', missing), { code: 1, stdout: '', stderr: `petstore pets import: cannot read ${missing}: ENOENT\n` })
   assert.deepEqual(await run('pets', 'import', folder), { code: 1, stdout: '', stderr: `petstore pets import: ${folder} is a directory, not a JSON Lines file\n` })
   assert.deepEqual(await run('pets', 'import', folder, '--json'), {
     code: 1, stdout: `{"error":{"code":"cannot_read","message":"${folder} is a directory, not a JSON Lines file"}}\n`, stderr: `petstore pets import: ${folder} is a directory, not a JSON Lines file\n`
@@ -181,11 +184,77 @@ test('pets import --rejects refuses the imported file itself (exit 2) and a path
   const input = file('pets.jsonl', '{"name":"A","categoryId":1}\n')
   const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
   assert.deepEqual(await run('pets', 'import', input, '--rejects', input), { code: 2, stdout: '', stderr: 'petstore pets import: --rejects needs a file other than the one imported\n' + usage })
-  assert.deepEqual(await run('pets', 'import', input, '--rejects', '/nonexistent/rejects.jsonl', '--json'), {
+  const unwritable = join(tempDir(t), 'missing', 'rejects.jsonl')
+  assert.deepEqual(await run('pets', 'import', input, '--rejects', unwritable, '--json'), {
     code: 1,
-    stdout: '{"error":{"code":"cannot_write","message":"cannot write /nonexistent/rejects.jsonl: ENOENT"}}\n',
-    stderr: 'petstore pets import: cannot write /nonexistent/rejects.jsonl: ENOENT\n'
+    stdout: `{"error":{"code":"cannot_write","message":"cannot write ${unwritable}: ENOENT"}}\n`,
+    stderr: `petstore pets import: cannot write ${unwritable}: ENOENT\n`
   })
   assert.equal(readFileSync(input, 'utf8'), '{"name":"A","categoryId":1}\n')
   assert.equal(await store.countPets(), 0)
+})
+
+/** A line of exactly `bytes` bytes that is a valid pet: the padding is a field createPet ignores. */
+function paddedLine (name: string, bytes: number): string {
+  const head = `{"name":"${name}","categoryId":1,"pad":"`
+  return head + 'x'.repeat(bytes - head.length - 2) + '"}'
+}
+
+test('pets import --rejects lists a line over 16 KiB by its number and its first 256 bytes, and imports the rest', async (t) => {
+  const { run, file, store } = await cliOnStore(t)
+  const huge = '{"name":"' + 'é'.repeat(3 * 1024 * 1024) + '","categoryId":2}'
+  const lines = ['{"name":"A","categoryId":1}', huge, paddedLine('B', 16 * 1024), paddedLine('C', 16 * 1024 + 1), '{"name":"D","categoryId":3}']
+  const rejects = file('rejects.jsonl', '')
+  // \r\n ends: the \r is not part of the line, so a line of exactly 16 KiB still fits.
+  const result = await run('pets', 'import', file('long.jsonl', lines.join('\r\n')), '--rejects', rejects)
+  assert.equal(result.code, 1, result.stderr)
+  assert.match(result.stdout, /^imported 3 pets from 5 lines in 1 transaction \(\d+\.\d\d s\); 2 lines rejected\n$/)
+  assert.deepEqual((await store.listPets({ limit: 10 })).map((pet) => pet.name), ['A', 'B', 'D'])
+  const listed = readFileSync(rejects, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line))
+  // 256 bytes: the 9 of {"name":" and 123 two-byte characters, the cut before the 124th's second byte.
+  assert.deepEqual(listed, [
+    { line: 2, reason: `the line is ${Buffer.byteLength(huge)} bytes, longer than the 16 KiB createPet takes`, text: '{"name":"' + 'é'.repeat(123) },
+    { line: 4, reason: 'the line is 16385 bytes, longer than the 16 KiB createPet takes', text: lines[3]!.slice(0, 256) }
+  ])
+})
+
+test('a line over 16 KiB stops an import without --rejects like any bad line, with its number', async (t) => {
+  const { run, file, store } = await cliOnStore(t)
+  const input = file('long.jsonl', ['{"name":"A","categoryId":1}', 'x'.repeat(4 * 1024 * 1024), '{"name":"B","categoryId":2}'].join('\n') + '\n')
+  const result = await run('pets', 'import', input, '--batch-size', '1')
+  assert.deepEqual(result, {
+    code: 1,
+    stdout: '',
+    stderr: 'petstore pets import: line 2: the line is 4194304 bytes, longer than the 16 KiB createPet takes. 1 pets from lines 1–1 were imported; nothing after line 1. Fix line 2, then run again with --start-line 2.\n'
+  })
+  assert.equal(await store.countPets(), 1)
+})
+
+test('an over-long line is never held whole: importing a 256 MiB line keeps memory bounded', async (t) => {
+  const { store } = await cliOnStore(t)
+  const chunk = 1024 * 1024
+  let peak = 0
+  // Each chunk a fresh buffer, so that holding the line would hold every one of them.
+  async function * input () {
+    yield Buffer.from('{"name":"A","categoryId":1}\n')
+    for (let i = 0; i < 256; i++) {
+      // After a collection only the buffers still referenced are counted.
+      if (i % 32 === 31) {
+        gc()
+        peak = Math.max(peak, process.memoryUsage().arrayBuffers)
+      }
+      yield Buffer.alloc(chunk, 'a')
+    }
+    yield Buffer.from('\n{"name":"B","categoryId":2}\n')
+  }
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  gc()
+  const rejected: RejectedLine[] = []
+  const before = process.memoryUsage().arrayBuffers
+  const progress = { update: () => {}, finish: () => {} }
+  const summary = await importPets(store, Readable.from(input()), { batchSize: 10, startLine: 1, progress, reject: async (line) => { rejected.push(line) } })
+  assert.deepEqual(summary, { imported: 2, lines: 3, batches: 1, rejected: 1 })
+  assert.equal(rejected[0]?.reason, `the line is ${256 * chunk} bytes, longer than the 16 KiB createPet takes`)
+  assert.ok(peak - before < 16 * chunk, `${(peak - before) / chunk} MiB of buffers held`)
 })
