@@ -61,3 +61,70 @@ test('every other log line is cleaned on its way out: a key in any field or mess
   assert.equal(api.log.entries().at(-1)?.prefix, api.key.slice(0, 12))
   assert.ok(!api.log.text().includes(api.key.slice(4, 24)), 'the log holds the key')
 })
+
+/** The key's secret with some of its characters percent-encoded, as a client's encoder may send them. */
+function encodedWithin (secret: string): string {
+  const at = (i: number) => '%' + secret.charCodeAt(i).toString(16).toUpperCase()
+  return secret.slice(0, 3) + at(3) + secret.slice(4, 20) + at(20).toLowerCase() + secret.slice(21)
+}
+
+test('every spelling of a key in the path is redacted: %70sk_, psk-, PSK_, the bare secret, characters encoded within it', async (t) => {
+  const api = await appWithLog(t)
+  const secret = api.key.slice(4)
+  const urls = [
+    `/v1/pets/%70sk_${secret}`,
+    `/v1/pets/%2570sk_${secret}`,
+    `/v1/pets/psk-${secret}`,
+    `/v1/pets/PSK_${secret}`,
+    `/v1/pets/Psk%2D${secret.slice(0, 20)}`,
+    `/v1/pets/${secret}`,
+    `/v1/pets/${encodedWithin(secret)}`,
+    `/v1/pets/psk_${encodedWithin(secret)}`,
+    `/v1/${secret}/pets`,
+    `/v1/pets/id=${secret}`
+  ]
+  for (const url of urls) await api.app.inject({ url, headers: api.auth })
+  const paths = api.log.entries().filter((line) => line.msg === 'request').map((line) => line.path)
+  assert.deepEqual(paths, [
+    ...Array(8).fill('/v1/pets/psk_[REDACTED]'),
+    '/v1/psk_[REDACTED]/pets',
+    '/v1/pets/id=psk_[REDACTED]'
+  ])
+  assert.ok(!api.log.text().includes(secret.slice(0, 20)), 'the log holds the key')
+  assert.ok(!api.log.text().includes(secret.slice(21, 41)), 'the log holds the key')
+})
+
+test('a secret in the query stays out of the request line, and any line that quotes it redacts it', async (t) => {
+  const api = await appWithLog(t)
+  const secret = api.key.slice(4)
+  await api.app.inject({ url: `/v1/pets?cursor=${secret}`, headers: api.auth })
+  await api.app.inject({ url: `/v1/pets?key=%70sk_${encodedWithin(secret)}`, headers: api.auth })
+  assert.deepEqual(api.log.entries().filter((line) => line.msg === 'request').map((line) => line.path), ['/v1/pets', '/v1/pets'])
+  api.app.log.warn({ url: `/v1/pets?cursor=${secret}&key=%70sk_${encodedWithin(secret)}&other=psk-${secret}` }, `refused ${secret}`)
+  const line = api.log.entries().at(-1)
+  assert.deepEqual({ url: line?.url, msg: line?.msg }, {
+    url: '/v1/pets?cursor=psk_[REDACTED]&key=psk_[REDACTED]&other=psk_[REDACTED]',
+    msg: 'refused psk_[REDACTED]'
+  })
+  assert.ok(!api.log.text().includes(secret.slice(0, 20)), 'the log holds the key')
+})
+
+test('ordinary paths and lines are logged as sent: short, percent-encoded, long runs of one case, UUIDs, hex digests', async (t) => {
+  const api = await appWithLog(t)
+  const paths = [
+    '/v1/pets/123',
+    '/v1/pets/9223372036854775807',
+    '/v1/pets/%41bc%20d',
+    '/docs/Some-Page_Name-That-Is-Long',
+    `/v1/pets/${'ab'.repeat(40)}`,
+    `/v1/pets/${'0123456789abcdef'.repeat(4)}`,
+    '/v1/pets/00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    '/v1/pets/550e8400-e29b-41d4-a716-446655440000',
+    '/v1/pets/psk_short'
+  ]
+  for (const url of paths) await api.app.inject({ url, headers: api.auth })
+  assert.deepEqual(api.log.entries().filter((line) => line.msg === 'request').map((line) => line.path), paths)
+  const quoted = `GET ${paths.join(' ')}`
+  api.app.log.info({ quoted }, 'quoted')
+  assert.equal(api.log.entries().at(-1)?.quoted, quoted)
+})

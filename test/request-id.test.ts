@@ -56,3 +56,31 @@ test('a 5xx names the same request id in its message, on the answer and in the l
   assert.equal(failure?.reqId, 'req-500-check')
   assert.equal(lines.find((l) => l.msg === 'request')?.reqId, 'req-500-check')
 })
+
+test('an X-Request-Id that is a key in any spelling, or its bare secret, is neither logged nor echoed: a fresh id is', async (t) => {
+  const { app, auth, key, lines } = await appWithLog(t)
+  const secret = key.slice(4)
+  for (const given of [secret, `psk-${secret}`, `PSK_${secret}`, `Psk-${secret.slice(0, 20)}`, `trace.${secret}`, `${secret}:1`]) {
+    const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': given } })
+    const answered = String(res.headers['x-request-id'])
+    assert.match(answered, UUID, `kept ${given}`)
+    assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, answered)
+  }
+  assert.ok(!JSON.stringify(lines).includes(secret.slice(0, 20)), 'the log holds the secret')
+})
+
+test('ordinary X-Request-Ids are kept: a UUID, a traceparent, a hex digest, a long id of one case', async (t) => {
+  const { app, auth, lines } = await appWithLog(t)
+  const ids = [
+    '550e8400-e29b-41d4-a716-446655440000',
+    '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    '0123456789abcdef'.repeat(4),
+    'REQ-' + 'A1B2C3D4'.repeat(8),
+    'req_2024-01-01T12:00:00.123Z'
+  ]
+  for (const id of ids) {
+    const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': id } })
+    assert.equal(res.headers['x-request-id'], id)
+    assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, id)
+  }
+})

@@ -10,22 +10,77 @@ import { routeTemplateOf } from './route-template.ts'
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**
- * Text that looks like an API key (auth/keys.ts: psk_ and 43 base64url characters): psk_ and
- * 20 or more key characters, also with its underscore percent-encoded. Looser than the key's
- * own pattern, so that a key cut short, or run together with other text, is caught too.
+ * Text that looks like an API key (auth/keys.ts: psk_ and 43 base64url characters), in any
+ * spelling: psk in any case, then _ or -, and 20 or more key characters, so that a key cut short
+ * or run together with other text is caught too; or a run of 43 or more key characters with
+ * both upper- and lower-case letters, as the secret part alone has (a random 43 characters lack
+ * either with negligible odds) and a UUID, a hex digest, a trace id or a lower-case slug never
+ * has. The lookbehind makes a run start only where the run starts, so a
+ * scan is one pass over the text.
  */
-const KEY_LIKE = /psk(?:_|%5[Ff])[\w%-]{20,}/g
+const KEY_LIKE = /psk[_-][\w-]{20,}|(?<![\w-])[\w-]{43,}/gi
 const REDACTED_KEY = 'psk_[REDACTED]'
+// Shorter text, or text without a run this long, holds no key: psk_ and 20 key characters is
+// the shortest form matched.
+const SHORTEST_KEY_TEXT = 24
+// A percent-encoded key character, or a percent sign (a key encoded twice).
+const ENCODED_KEY_CHARACTER = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|5[Ff]|25)/g
+// Each pass undoes one encoding; a bound, so that %252525… cannot make the scan quadratic.
+const DECODE_PASSES = 3
 
-/** The text with anything that looks like an API key replaced: keys never reach the log. */
+/**
+ * The text with anything that looks like an API key replaced: keys never reach the log. A key's
+ * characters percent-encoded (%70sk_…, psk%5F…, %41 within the secret) count as the characters;
+ * when a key is found the text is written with them decoded.
+ */
 function withoutKeys (text: string): string {
-  // Almost no text holds "psk": the search is the whole cost then.
-  return text.includes('psk') ? text.replace(KEY_LIKE, REDACTED_KEY) : text
+  // Almost every path and log line ends here or after one scan that finds nothing.
+  if (text.length < SHORTEST_KEY_TEXT) return text
+  const plain = text.includes('%') ? decodeKeyCharacters(text) : text
+  if (!hasKeyRun(plain)) return text
+  const cleaned = plain.replace(KEY_LIKE, redacted)
+  // Nothing redacted (no match, or runs of one case only): the text is logged as it came.
+  return cleaned === plain ? text : cleaned
+}
+
+/**
+ * Whether the text has a run of SHORTEST_KEY_TEXT key characters, as every match of KEY_LIKE
+ * has: a loop over the characters, cheaper than the expression on the paths and ids that
+ * almost every request has, which have no such run.
+ */
+function hasKeyRun (text: string): boolean {
+  let run = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const keyCharacter = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 95
+    run = keyCharacter ? run + 1 : 0
+    if (run === SHORTEST_KEY_TEXT) return true
+  }
+  return false
+}
+
+const PREFIXED_KEY = /psk[_-][\w-]{20,}/gi
+
+/** A match is a key when it has the prefix or both cases; a run of one case may still hold a prefixed key. */
+function redacted (match: string): string {
+  if (/^psk[_-]/i.test(match) || (/[A-Z]/.test(match) && /[a-z]/.test(match))) return REDACTED_KEY
+  return match.replace(PREFIXED_KEY, REDACTED_KEY)
+}
+
+function decodeKeyCharacters (text: string): string {
+  let plain = text
+  for (let pass = 0; pass < DECODE_PASSES && plain.includes('%'); pass++) {
+    const next = plain.replace(ENCODED_KEY_CHARACTER, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)))
+    if (next === plain) break
+    plain = next
+  }
+  return plain
 }
 
 /**
  * A caller's X-Request-Id is kept when it is a sane token, so traces join across services; an
- * id that looks like a key (a key pasted into the wrong header) is replaced, as the id is logged.
+ * id that looks like a key or its secret (a key pasted into the wrong header) is replaced, as
+ * the id is logged and echoed. Checked once, here: the request line writes the id unchecked.
  */
 export function requestIdOf (request: IncomingMessage): string {
   const given = request.headers['x-request-id']
