@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
@@ -13,7 +14,8 @@ async function serverWithKey (t: TestContext): Promise<{ baseUrl: string, key: s
   const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
   const created = await runCli(['keys', 'create', '--name', 'probe'], { DATABASE_URL: databaseUrl })
   assert.equal(created.code, 0, created.stderr)
-  const server = await startServer(t, { DATABASE_URL: databaseUrl })
+  // The metrics listener on a port of its own: its default port may be another test's.
+  const server = await startServer(t, { DATABASE_URL: databaseUrl, METRICS_PORT: '0' })
   return { baseUrl: `${server.url}/v1`, key: created.stdout.trim() }
 }
 
@@ -27,11 +29,11 @@ async function listen (t: TestContext, server: Server): Promise<number> {
   return (server.address() as { port: number }).port
 }
 
-describe('petstore probe BASE_URL --key KEY', () => {
+describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () => {
   test('against a running server every check passes and it exits 0, in text and in --json', async (t) => {
     const { baseUrl, key } = await serverWithKey(t)
 
-    const text = await runCli(['probe', baseUrl, '--key', key], {})
+    const text = await runCli(['probe', baseUrl], { PETSTORE_KEY: key })
     assert.equal(text.code, 0, text.stdout + text.stderr)
     assert.deepEqual(lines(text), [
       'ok    createPet         <ms>  201, id 1',
@@ -44,7 +46,7 @@ describe('petstore probe BASE_URL --key KEY', () => {
     assert.equal(text.stderr, `all 6 checks passed on ${baseUrl}\n`)
 
     // A trailing slash is the same base address; the second run makes the second pet.
-    const json = await runCli(['probe', `${baseUrl}/`, '--key', key, '--json'], {})
+    const json = await runCli(['probe', `${baseUrl}/`, '--json'], { PETSTORE_KEY: key })
     assert.deepEqual({ code: json.code, stderr: json.stderr }, { code: 0, stderr: '' })
     const report = JSON.parse(json.stdout) as { ok: boolean, checks: Array<{ ms: unknown }> }
     assert.ok(report.checks.every(({ ms }) => Number.isInteger(ms)), json.stdout)
@@ -63,7 +65,7 @@ describe('petstore probe BASE_URL --key KEY', () => {
 
   test('with a key the server does not know it exits 1, and names the checks that failed and why', async (t) => {
     const { baseUrl } = await serverWithKey(t)
-    const run = await runCli(['probe', baseUrl, '--key', 'psk_not-a-key-of-this-server'], {})
+    const run = await runCli(['probe', baseUrl], { PETSTORE_KEY: 'psk_not-a-key-of-this-server' })
     assert.equal(run.code, 1)
     const refused = `expected 201, got 401 unauthorized: ${UNAUTHORIZED_MESSAGE} (request id <id>)`
     assert.deepEqual(lines(run), [
@@ -83,7 +85,7 @@ describe('petstore probe BASE_URL --key KEY', () => {
     const closedPort = await listen(t, closed)
     await new Promise((resolve) => closed.close(resolve))
     const baseUrl = `http://127.0.0.1:${closedPort}/v1`
-    const run = await runCli(['probe', baseUrl, '--key', 'psk_any', '--json'], {})
+    const run = await runCli(['probe', baseUrl, '--json'], { PETSTORE_KEY: 'psk_any' })
     assert.equal(run.code, 1)
     const refused = (path: string, method = 'GET') => `${method} ${baseUrl}${path}: cannot connect (ECONNREFUSED)`
     const { error, ...report } = JSON.parse(run.stdout) as { ok: boolean, checks: Array<{ ms: unknown }>, error: { code: string } }
@@ -118,7 +120,7 @@ describe('petstore probe BASE_URL --key KEY', () => {
       })
     })
     const port = await listen(t, stale)
-    const run = await runCli(['probe', `http://127.0.0.1:${port}/v1`, '--key', key], {})
+    const run = await runCli(['probe', `http://127.0.0.1:${port}/v1`], { PETSTORE_KEY: key })
     assert.equal(run.code, 1)
     assert.equal(lines(run)[2], 'FAIL  listPets          <ms>  the new pet is not listed: got "[]"')
     assert.deepEqual(lines(run).map((line) => line.slice(0, 24)), [
@@ -127,19 +129,45 @@ describe('petstore probe BASE_URL --key KEY', () => {
     assert.equal(run.stderr, 'petstore probe: 1 of 6 checks failed: listPets\n')
   })
 
+  test('takes the key from --key-file before PETSTORE_KEY, and still from --key; an unreadable or empty key file exits 1', async (t) => {
+    const { baseUrl, key } = await serverWithKey(t)
+    const folder = tempDir(t)
+    const keyFile = join(folder, 'key')
+    // As `keys create > FILE` writes it: the key and a line end.
+    writeFileSync(keyFile, `${key}\n`)
+    const fromFile = await runCli(['probe', baseUrl, '--key-file', keyFile], { PETSTORE_KEY: 'psk_not-a-key-of-this-server' })
+    assert.equal(fromFile.code, 0, fromFile.stdout + fromFile.stderr)
+    assert.equal(lines(fromFile)[0], 'ok    createPet         <ms>  201, id 1')
+    const fromFlag = await runCli(['probe', baseUrl, '--key', key], { PETSTORE_KEY: '' })
+    assert.equal(fromFlag.code, 0, fromFlag.stdout + fromFlag.stderr)
+    assert.equal(lines(fromFlag)[0], 'ok    createPet         <ms>  201, id 2')
+
+    const missing = join(folder, 'missing', 'key')
+    const empty = join(folder, 'empty')
+    writeFileSync(empty, '\n')
+    assert.deepEqual(await runCli(['probe', baseUrl, '--key-file', missing, '--json'], { PETSTORE_KEY: key }), {
+      code: 1,
+      stdout: `{"error":{"code":"cannot_read","message":"cannot read the key file ${missing}: ENOENT"}}\n`,
+      stderr: `petstore probe: cannot read the key file ${missing}: ENOENT\n`
+    })
+    assert.deepEqual(await runCli(['probe', baseUrl, '--key-file', empty], {}), { code: 1, stdout: '', stderr: `petstore probe: the key file ${empty} holds no key on its first line\n` })
+  })
+
   test('exits 2 with the message and the usage when the command line is wrong', async () => {
-    const usage = 'Usage: npm run --silent petstore -- probe BASE_URL --key KEY [--json] [--timeout MS]\n'
+    const usage = 'Usage: npm run --silent petstore -- probe BASE_URL [--key-file FILE] [--json] [--timeout MS]\n'
     const cases: Array<{ args: string[], message: string }> = [
       { args: ['probe'], message: 'expected the base address, ending in /v1 (https://api.example.com/v1); got ""' },
       { args: ['probe', 'http://127.0.0.1:8080', '--key', 'k'], message: 'expected the base address, ending in /v1 (https://api.example.com/v1); got "http://127.0.0.1:8080"' },
       { args: ['probe', 'ftp://127.0.0.1/v1', '--key', 'k'], message: 'expected the base address, ending in /v1 (https://api.example.com/v1); got "ftp://127.0.0.1/v1"' },
-      { args: ['probe', 'http://127.0.0.1:8080/v1'], message: '--key KEY is required: an API key of that environment' },
+      { args: ['probe', 'http://127.0.0.1:8080/v1'], message: 'no API key: set PETSTORE_KEY or give --key-file FILE' },
+      { args: ['probe', 'http://127.0.0.1:8080/v1', '--key-file', 'k.txt', '--key', 'k'], message: 'give the key one way: --key-file or --key, not both' },
       { args: ['probe', 'http://127.0.0.1:8080/v1', '--key', 'k', '--timeout', '5s'], message: '--timeout needs a whole number of milliseconds from 1 to 9999999; got "5s"' }
     ]
     // Two at a time: each is a whole Node process, and the machine is shared.
     for (let i = 0; i < cases.length; i += 2) {
       const pair = cases.slice(i, i + 2)
-      const runs = await Promise.all(pair.map(({ args }) => runCli(args, {})))
+      // PETSTORE_KEY emptied: one in the environment the tests run in is not the key these lines give.
+      const runs = await Promise.all(pair.map(({ args }) => runCli(args, { PETSTORE_KEY: '' })))
       for (const [j, { args, message }] of pair.entries()) {
         assert.deepEqual(runs[j], { code: 2, stdout: '', stderr: `petstore probe: ${message}\n${usage}` }, args.join(' '))
       }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { Failure, note, print, UsageError } from './output.ts'
 import { runChecks, type ProbeCheck } from './probe-checks.ts'
@@ -8,28 +9,33 @@ const DEFAULT_TIMEOUT_MS = 10_000
 // The interface's base addresses include the version: https://api.example.com/v1.
 const BASE_URL = /^https?:\/\/[^\s?#/]+(\/[^\s?#]*)?\/v1\/*$/
 
-interface ProbeOptions { key?: string, json?: boolean, timeout?: string }
+interface ProbeOptions { key?: string, keyFile?: string, json?: boolean, timeout?: string }
 
-export function probeCommand (): Command {
+type Env = Record<string, string | undefined>
+
+export function probeCommand (env: Env = process.env): Command {
   return new Command('probe')
     .description('Check a deployed environment through its base address (ending in /v1): create a pet with an Idempotency-Key and repeat it, ' +
       'find it in a listing, get it (getPet, deprecated), and get a 401 without a key and a 404, both with the Error body. One line per check ' +
-      'with its time; exit 1 when any fails. Each run adds one pet, with status sold. Needs no DATABASE_URL.')
-    .usage('BASE_URL --key KEY [--json] [--timeout MS]')
+      'with its time; exit 1 when any fails. Each run adds one pet, with status sold. Needs no DATABASE_URL. ' +
+      'The key of that environment comes from PETSTORE_KEY or --key-file, not the command line, where other accounts (ps), shell history and CI logs see it.')
+    .usage('BASE_URL [--key-file FILE] [--json] [--timeout MS]')
     .argument('[baseUrl]')
-    .option('--key <KEY>', 'an API key of that environment')
+    .option('--key-file <FILE>', 'read the API key from FILE (its first line); instead of PETSTORE_KEY')
+    .option('--key <KEY>', 'the API key itself: discouraged, as the command line is visible to other accounts and kept in shell history')
     .option('--json', 'print {"ok": …, "checks": [{"name", "ok", "ms", "detail"}]}')
     .option('--timeout <MS>', `how long one answer may take, in milliseconds (default ${DEFAULT_TIMEOUT_MS})`)
-    .action(async (text: string | undefined, options: ProbeOptions) => probe(text, options))
+    .action(async (text: string | undefined, options: ProbeOptions) => probe(text, options, env))
 }
 
-async function probe (text: string | undefined, options: ProbeOptions): Promise<void> {
+async function probe (text: string | undefined, options: ProbeOptions, env: Env): Promise<void> {
   if (text === undefined || !BASE_URL.test(text)) {
     throw new UsageError(`expected the base address, ending in /v1 (https://api.example.com/v1); got ${JSON.stringify(text ?? '')}`)
   }
-  if (!options.key) throw new UsageError('--key KEY is required: an API key of that environment')
+  const timeoutMs = timeoutOf(options.timeout)
+  const key = keyOf(options, env)
   const baseUrl = text.replace(/\/+$/, '')
-  const checks = await runChecks({ baseUrl, key: options.key, timeoutMs: timeoutOf(options.timeout) })
+  const checks = await runChecks({ baseUrl, key, timeoutMs })
   const failed = checks.filter((check) => !check.ok)
   const ok = failed.length === 0
   // Under --json a failure is one document: the report with the CLI's error object beside it.
@@ -37,6 +43,31 @@ async function probe (text: string | undefined, options: ProbeOptions): Promise<
   if (!options.json) for (const check of checks) print(checkLine(check))
   if (!ok) throw new Failure(`${failed.length} of ${checks.length} checks failed: ${failed.map((check) => check.name).join(', ')}`, 'failed', { ok, checks })
   if (!options.json) note(`all ${checks.length} checks passed on ${baseUrl}`)
+}
+
+/**
+ * The key: --key-file, else --key (kept for the scripts that pass it), else PETSTORE_KEY. Given
+ * two ways on the command line, neither is guessed at.
+ */
+function keyOf (options: ProbeOptions, env: Env): string {
+  if (options.keyFile !== undefined && options.key !== undefined) throw new UsageError('give the key one way: --key-file or --key, not both')
+  if (options.keyFile !== undefined) return keyFromFile(options.keyFile)
+  if (options.key) return options.key
+  if (env.PETSTORE_KEY) return env.PETSTORE_KEY
+  throw new UsageError('no API key: set PETSTORE_KEY or give --key-file FILE')
+}
+
+/** The file's first line, without its line end: what `keys create > FILE` writes. */
+function keyFromFile (path: string): string {
+  let text
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new Failure(`cannot read the key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'cannot_read')
+  }
+  const key = text.split(/\r?\n/, 1)[0]!.trim()
+  if (key === '') throw new Failure(`the key file ${path} holds no key on its first line`, 'cannot_read')
+  return key
 }
 
 function timeoutOf (text: string | undefined): number {
