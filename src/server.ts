@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.ts'
-import { ensureFirstKey } from './auth/first-key.ts'
+import { ensureFirstKey, firstKeyFile, firstKeyNotice } from './auth/first-key.ts'
 import { loadConfig, type Config } from './config.ts'
 import { batchedStdout } from './http/logging.ts'
 import { connectRedis } from './auth/redis.ts'
@@ -14,16 +14,13 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   const store = await openStore(config.DATABASE_URL, poolOptions(config))
   await store.migrate()
   const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS)
-  const firstKey = await ensureFirstKey(store)
-  if (firstKey) {
-    // Shown once, on stderr and outside the JSON log, so log pipelines never hold a key;
-    // shown at once, so that a start-up failing later cannot lose the only key.
-    process.stderr.write(`\nFirst API key (shown once, keep it): ${firstKey}\n` +
-      'Make more with: npm run --silent petstore -- keys create --name NAME\n\n')
-  }
+  const postgres = store.kind === 'postgres' ? { url: config.DATABASE_URL, options: poolOptions(config) } : undefined
+  const firstKey = firstKeyNotice(await ensureFirstKey(store, firstKeyFile(config), postgres))
+  // Where the key is, or how to make one, for whoever watches the terminal; never the key.
+  if (firstKey) process.stderr.write(`${firstKey.message}\n`)
   const app = await buildApp({ config, store, redis, logStream: batchedStdout(), tracing })
   if (tracing) app.addHook('onClose', () => tracing.shutdown())
-  if (firstKey) app.log.info({ prefix: firstKey.slice(0, 12) }, 'created the first API key; it was printed once on stderr')
+  if (firstKey) app.log[firstKey.level](firstKey.fields, firstKey.message)
   await app.listen({ port: config.PORT, host: config.HOST })
   closeOnSignals(app, config)
   return app

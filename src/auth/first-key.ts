@@ -1,13 +1,107 @@
-import { generateApiKey } from './keys.ts'
+import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import type { PostgresOptions } from '../store/postgres/pool.ts'
 import type { Store } from '../store/types.ts'
+import { generateApiKey } from './keys.ts'
 
 /**
  * A fresh store has no key, and a service nobody can call is no use: the first start makes
- * one. Returns its plaintext for the caller to show once; undefined when keys already exist.
+ * one. Its plaintext goes to one file only, readable by the service's user alone, never to a
+ * log or a terminal: container logs and log pipelines keep what they are given, for anyone
+ * who can read them.
  */
-export async function ensureFirstKey (store: Store): Promise<string | undefined> {
-  if (await store.countApiKeys() > 0) return undefined
-  const generated = generateApiKey()
-  await store.createApiKey({ name: 'first key', hash: generated.hash, prefix: generated.prefix })
-  return generated.key
+
+const MAKE_A_KEY = 'npm run --silent petstore -- keys create --name NAME (with compose: docker compose run --rm migrate keys create --name admin)'
+
+export type FirstKey =
+  | { outcome: 'keys_exist' }
+  | { outcome: 'created', file: string, prefix: string }
+  | { outcome: 'not_created', file: string, reason: string }
+
+/** FIRST_KEY_FILE, else next to the SQLite file, else ./data/first-api-key. */
+export function firstKeyFile (config: { FIRST_KEY_FILE?: string, DATABASE_URL: string }): string {
+  if (config.FIRST_KEY_FILE) return resolve(config.FIRST_KEY_FILE)
+  if (config.DATABASE_URL.startsWith('sqlite:')) return resolve(dirname(config.DATABASE_URL.slice('sqlite:'.length)), 'first-api-key')
+  return resolve('data', 'first-api-key')
+}
+
+/**
+ * Makes the first key when the store has none. The file comes first: a key is stored only once
+ * its plaintext is safely on disk, so a failure never leaves a working key nobody can read. The
+ * file is created, never overwritten; when it cannot be, no key is made and the caller says how
+ * to make one. On PostgreSQL the check and the insert run under an advisory lock, so instances
+ * starting together on an empty database make one key between them.
+ */
+export async function ensureFirstKey (store: Store, file: string, postgres?: { url: string, options: PostgresOptions }): Promise<FirstKey> {
+  const make = async (): Promise<FirstKey> => {
+    if (await store.countApiKeys() > 0) return { outcome: 'keys_exist' }
+    const generated = generateApiKey()
+    const reason = writeKeyFile(file, generated.key)
+    if (reason !== undefined) return { outcome: 'not_created', file, reason }
+    try {
+      await store.createApiKey({ name: 'first key', hash: generated.hash, prefix: generated.prefix })
+    } catch (error) {
+      // The key in the file never reached the store: it would only mislead.
+      rmSync(file, { force: true })
+      throw error
+    }
+    return { outcome: 'created', file, prefix: generated.prefix }
+  }
+  return postgres ? underFirstKeyLock(postgres.url, postgres.options, make) : make()
+}
+
+/** Writes key to a new file of mode 0600, durably; the reason when it cannot. */
+function writeKeyFile (file: string, key: string): string | undefined {
+  let fd: number | undefined
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+    // wx: an existing file (an earlier key, or another instance's) is never replaced.
+    fd = openSync(file, 'wx', 0o600)
+    writeSync(fd, `${key}\n`)
+    fsyncSync(fd)
+    closeSync(fd)
+    fd = undefined
+    // The file's name too must be on disk before the key is stored.
+    const dir = openSync(dirname(file), 'r')
+    try { fsyncSync(dir) } finally { closeSync(dir) }
+    return undefined
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return 'it already exists, and is never overwritten'
+    // A file this start created but could not complete holds no usable key.
+    if (fd !== undefined) {
+      closeSync(fd)
+      rmSync(file, { force: true })
+    }
+    return code ?? (error as Error).message
+  }
+}
+
+// Two-key advisory lock, like the migrations' (src/store/postgres/migrate.ts): this constant
+// names "first key", the second key the schema.
+const FIRST_KEY_LOCK = 0x6b65_7931
+
+/** Runs fn while holding the first-key lock on a connection of its own, which frees it on end. */
+async function underFirstKeyLock<T> (url: string, options: PostgresOptions, fn: () => Promise<T>): Promise<T> {
+  const { createMigrationClient, parsePostgresUrl } = await import('../store/postgres/pool.ts')
+  const target = parsePostgresUrl(url)
+  const client = createMigrationClient(target, options)
+  await client.connect()
+  try {
+    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [FIRST_KEY_LOCK, target.schema ?? ''])
+    return await fn()
+  } finally {
+    await client.end()
+  }
+}
+
+/** What the first start tells its operator: where the key is, or how to make one; never the key. */
+export function firstKeyNotice (firstKey: FirstKey): { level: 'info' | 'warn', fields: Record<string, string>, message: string } | undefined {
+  if (firstKey.outcome === 'created') {
+    return { level: 'info', fields: { file: firstKey.file, prefix: firstKey.prefix }, message: `created the first API key and wrote it to ${firstKey.file} (mode 0600); it is shown nowhere else` }
+  }
+  if (firstKey.outcome === 'not_created') {
+    return { level: 'warn', fields: { file: firstKey.file, reason: firstKey.reason }, message: `made no first API key: cannot create ${firstKey.file} (${firstKey.reason}); make one with: ${MAKE_A_KEY}` }
+  }
+  return undefined
 }

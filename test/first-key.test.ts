@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { ensureFirstKey } from '../src/auth/first-key.ts'
+import type { Store } from '../src/store/types.ts'
+import { logLines, runCli, startServer, stopProcess, tempDir } from './processes.ts'
+
+/**
+ * The first start's key goes to a file of mode 0600 and nowhere else: never to stdout (the
+ * log) or stderr, which container runtimes and log pipelines keep for anyone to read.
+ */
+
+const KEY = /psk_[A-Za-z0-9_-]{43}/
+// The metrics listener's default port would collide between servers running at once.
+const SERVER_ENV = { METRICS_PORT: '0' }
+
+const keyNames = async (databaseUrl: string) => {
+  const listed = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
+  assert.equal(listed.code, 0, listed.stderr)
+  return JSON.parse(listed.stdout).map((key: { name: string }) => key.name)
+}
+
+test('the first start writes a working key to a 0600 file and never prints it; a second start leaves the file alone', async (t) => {
+  const data = join(tempDir(t), 'data')
+  const databaseUrl = `sqlite:${join(data, 'petstore.db')}`
+  const file = join(data, 'first-api-key')
+  const first = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl })
+
+  const content = readFileSync(file, 'utf8')
+  assert.match(content, /^psk_[A-Za-z0-9_-]{43}\n$/)
+  const key = content.trim()
+  assert.equal((statSync(file).mode & 0o777).toString(8), '600')
+  const created = await fetch(`${first.url}/v1/pets`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":7}' })
+  assert.equal(created.status, 201)
+  await stopProcess(first.child)
+
+  for (const [stream, text] of [['stdout', first.stdout()], ['stderr', first.stderr()]] as const) {
+    assert.ok(!text.includes(key.slice(12)), `${stream} never holds the key`)
+    assert.doesNotMatch(text, KEY, `${stream} holds nothing that looks like a key`)
+  }
+  assert.match(first.stderr(), new RegExp(`created the first API key and wrote it to ${file}`))
+  const announced = logLines(first).filter((line) => String(line.msg).startsWith('created the first API key'))
+  assert.deepEqual(announced.map((line) => [line.file, line.prefix]), [[file, key.slice(0, 12)]])
+
+  const before = statSync(file)
+  const second = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl })
+  await stopProcess(second.child)
+  const after = statSync(file)
+  assert.deepEqual([after.ino, after.mtimeMs, after.mode], [before.ino, before.mtimeMs, before.mode], 'the file is untouched')
+  assert.equal(readFileSync(file, 'utf8'), content)
+  assert.doesNotMatch(second.stderr(), /first API key/)
+  assert.deepEqual(await keyNames(databaseUrl), ['first key'])
+})
+
+test('an existing first key file is never overwritten: no key is made, and the server serves', async (t) => {
+  const dir = tempDir(t)
+  const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`
+  const file = join(dir, 'first-api-key')
+  writeFileSync(file, 'kept\n')
+  const server = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl })
+  assert.equal((await fetch(`${server.url}/readyz`)).status, 200)
+  await stopProcess(server.child)
+  assert.equal(readFileSync(file, 'utf8'), 'kept\n')
+  assert.match(server.stderr(), /made no first API key: cannot create .*first-api-key \(it already exists, and is never overwritten\); make one with: npm run --silent petstore -- keys create --name NAME/)
+  assert.deepEqual(await keyNames(databaseUrl), [])
+})
+
+test('a first key file that cannot be written: no key is made, one line says how to make one, and the server serves', async (t) => {
+  const dir = tempDir(t)
+  const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`
+  writeFileSync(join(dir, 'a-file'), 'not a directory')
+  // Under a regular file: no directory can be made there, not even by root.
+  const file = join(dir, 'a-file', 'first-api-key')
+  const server = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl, FIRST_KEY_FILE: file })
+  assert.equal((await fetch(`${server.url}/readyz`)).status, 200)
+  await stopProcess(server.child)
+  const warned = logLines(server).filter((line) => String(line.msg).startsWith('made no first API key'))
+  assert.equal(warned.length, 1)
+  assert.match(String(warned[0]!.msg), /docker compose run --rm migrate keys create --name admin/)
+  assert.equal(server.stderr().split('\n').filter((line) => line.startsWith('made no first API key')).length, 1)
+  assert.deepEqual(await keyNames(databaseUrl), [])
+})
+
+test('a key the store refuses is not left in the file', async (t) => {
+  const file = join(tempDir(t), 'first-api-key')
+  const store = {
+    countApiKeys: async () => 0,
+    createApiKey: async () => { throw new Error('disk I/O error') }
+  } as unknown as Store
+  await assert.rejects(ensureFirstKey(store, file), /disk I\/O error/)
+  assert.equal(existsSync(file), false)
+})
