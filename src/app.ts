@@ -165,7 +165,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       publicUrl: config.PUBLIC_URL,
       deprecatedAt: new Date(config.DEPRECATION_DATE),
       sunsetAt: new Date(config.SUNSET_DATE),
-      cacheEntries: config.ANSWER_CACHE_ENTRIES,
+      cacheLimits: { entries: config.ANSWER_CACHE_ENTRIES, maxBytes: config.ANSWER_CACHE_MAX_BYTES },
       cacheCounters: metrics.answerCache
     })
     // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.

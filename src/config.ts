@@ -20,6 +20,7 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 }),
   KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 }),
   ANSWER_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 }),
+  ANSWER_CACHE_MAX_BYTES: Type.Integer({ minimum: 0, default: 33554432 }),
   SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
   REDIS_KEY_PREFIX: Type.String({ minLength: 1, maxLength: 100, default: 'petstore:' }),
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
@@ -34,7 +35,11 @@ export const ConfigSchema = Type.Object({
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
   REDIS_BREAKER_MS: Type.Integer({ minimum: 1, default: 5000 }),
   SEND_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
-  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, default: 256 }),
+  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, default: 32 }),
+  FIRST_BYTE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 2000 }),
+  METRICS_HOST: Type.String({ pattern: '^\\S+$', default: '127.0.0.1' }),
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
+  FIRST_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   STAGING_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+/v1/*$' }))
 }, { additionalProperties: false })
 
@@ -68,7 +73,13 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
   if (typeof config.TRUST_PROXY === 'string' && config.TRUST_PROXY.toLowerCase() === 'true') {
     throw new ConfigError('TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)')
   }
+  // Unset, the first-byte timeout follows a header timeout set below its default, so a
+  // HEADERS_TIMEOUT_MS that started before still starts.
+  if (set.FIRST_BYTE_TIMEOUT_MS === undefined) config.FIRST_BYTE_TIMEOUT_MS = Math.min(config.FIRST_BYTE_TIMEOUT_MS, config.HEADERS_TIMEOUT_MS)
   checkOrder(config, 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'must not exceed')
+  // Past its first byte a connection is the header timeout's: a longer wait for that byte would
+  // let a silent connection outlast one that is sending.
+  checkOrder(config, 'FIRST_BYTE_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'must not exceed')
   // No drain at all needs no time; a drain needs time left for the requests in flight.
   if (config.SHUTDOWN_DRAIN_MS !== 0) checkOrder(config, 'SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS', 'must be less than')
   if (config.PUBLIC_URL !== undefined) config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
@@ -91,9 +102,9 @@ function parse (set: Record<string, string>): Config {
   }
 }
 
-type Timeout = 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS' | 'SHUTDOWN_TIMEOUT_MS'
+type Timeout = 'FIRST_BYTE_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS' | 'SHUTDOWN_TIMEOUT_MS'
 
-/** Settings that only make sense in order: Node refuses a header timeout above the request timeout. */
+/** Settings that only make sense in order: Node refuses a header timeout above the request timeout, for one. */
 function checkOrder (config: Config, smaller: Timeout, larger: Timeout, relation: 'must not exceed' | 'must be less than') {
   const a = config[smaller]
   const b = config[larger]

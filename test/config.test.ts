@@ -16,6 +16,7 @@ const DEFAULTS = {
   SHUTDOWN_TIMEOUT_MS: 10000,
   KEY_CACHE_TTL_MS: 1000,
   ANSWER_CACHE_ENTRIES: 10000,
+  ANSWER_CACHE_MAX_BYTES: 33554432,
   SHUTDOWN_DRAIN_MS: 5000,
   REDIS_KEY_PREFIX: 'petstore:',
   IDEMPOTENCY_TTL_HOURS: 24,
@@ -29,10 +30,13 @@ const DEFAULTS = {
   MAX_EVENT_LOOP_DELAY_MS: 1000,
   REDIS_BREAKER_MS: 5000,
   SEND_TIMEOUT_MS: 30000,
-  MAX_CONNECTIONS_PER_ADDRESS: 256
+  MAX_CONNECTIONS_PER_ADDRESS: 32,
+  FIRST_BYTE_TIMEOUT_MS: 2000,
+  METRICS_HOST: '127.0.0.1',
+  METRICS_PORT: 9464
 }
 /** Variables with no default: unset means the feature is off or derived. */
-const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY', 'STAGING_URL']
+const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY', 'STAGING_URL', 'FIRST_KEY_FILE']
 
 describe('loadConfig', () => {
   test('gives every variable its documented default, and leaves PUBLIC_URL and REDIS_URL unset', () => {
@@ -53,7 +57,9 @@ describe('loadConfig', () => {
       DEPRECATION_DATE: '2025-06-30T00:00:00Z',
       SUNSET_DATE: '2031-01-01T00:00:00+02:00',
       REDIS_KEY_PREFIX: 'staging:',
-      TRUST_PROXY: '10.0.0.0/8'
+      TRUST_PROXY: '10.0.0.0/8',
+      METRICS_HOST: '0.0.0.0',
+      FIRST_KEY_FILE: '/run/petstore/first-api-key'
     }
     const numbers = {
       PORT: 0,
@@ -76,7 +82,10 @@ describe('loadConfig', () => {
       MAX_EVENT_LOOP_DELAY_MS: 0,
       REDIS_BREAKER_MS: 100,
       SEND_TIMEOUT_MS: 500,
-      MAX_CONNECTIONS_PER_ADDRESS: 0
+      MAX_CONNECTIONS_PER_ADDRESS: 0,
+      FIRST_BYTE_TIMEOUT_MS: 500,
+      METRICS_PORT: 0,
+      ANSWER_CACHE_MAX_BYTES: 0
     }
     const env = { ...text, ...Object.fromEntries(Object.entries(numbers).map(([name, value]) => [name, String(value)])), PATH: '/usr/bin' }
     assert.deepEqual(loadConfig(env), { ...text, ...numbers })
@@ -84,6 +93,12 @@ describe('loadConfig', () => {
 
   test('drops the trailing slashes of PUBLIC_URL, so links never hold //', () => {
     assert.equal(loadConfig({ PUBLIC_URL: 'https://staging.example.com/v1//' }).PUBLIC_URL, 'https://staging.example.com/v1')
+  })
+
+  test('FIRST_BYTE_TIMEOUT_MS unset follows a HEADERS_TIMEOUT_MS below its default; set, it must not exceed it', () => {
+    assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '300' }).FIRST_BYTE_TIMEOUT_MS, 300)
+    assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '300', FIRST_BYTE_TIMEOUT_MS: '300' }).FIRST_BYTE_TIMEOUT_MS, 300)
+    assert.throws(() => loadConfig({ HEADERS_TIMEOUT_MS: '300', FIRST_BYTE_TIMEOUT_MS: '2000' }), { message: 'FIRST_BYTE_TIMEOUT_MS must not exceed HEADERS_TIMEOUT_MS (got 2000 and 300)' })
   })
 
   const TRUST_ANY = 'TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)'
@@ -106,6 +121,7 @@ describe('loadConfig', () => {
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number, got "5s"'],
     [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"'],
     [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")'],
+    [{ FIRST_BYTE_TIMEOUT_MS: '6000' }, 'FIRST_BYTE_TIMEOUT_MS must not exceed HEADERS_TIMEOUT_MS (got 6000 and 5000)'],
     [{ TRUST_PROXY: 'true' }, TRUST_ANY],
     [{ TRUST_PROXY: 'TRUE' }, TRUST_ANY]
   ]

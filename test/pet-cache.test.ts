@@ -3,14 +3,16 @@ import { test, type TestContext } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { buildApp } from '../src/app.ts'
 import type { Store } from '../src/store/types.ts'
+import { encodeCursor } from '../src/contract/int64.ts'
 import { nextPath, seedPets } from './api-steps.ts'
 import { buildTestApp, createTestStore, injectChecked, issueKey, testConfig, type TestApp } from './helpers.ts'
 
 /**
  * The answer cache, seen through the routes: a found pet and a full page are read from the
  * store once, anything that can still change (the last page, a 404) every time; at most
- * ANSWER_CACHE_ENTRIES answers of each kind, the least recently used dropped first; none at
- * all where the store does not assign ids in commit order.
+ * ANSWER_CACHE_ENTRIES answers of each kind and at most ANSWER_CACHE_MAX_BYTES together, the
+ * least recently used dropped first; none at all where the store does not assign ids in commit
+ * order.
  */
 
 /** Counts the store reads of the two cached operations. */
@@ -83,6 +85,56 @@ test('at most ANSWER_CACHE_ENTRIES found pets are kept, the least recently used 
   // a and b are kept; a is read again, so c pushes b out; b back in pushes c out, as a is newer.
   assert.deepEqual([await readsFor(a), await readsFor(b), await readsFor(a), await readsFor(c)], [1, 1, 0, 1])
   assert.deepEqual([await readsFor(a), await readsFor(b), await readsFor(a), await readsFor(c)], [0, 1, 0, 1])
+})
+
+/** Pets with the longest names, of characters V8 keeps at two bytes each (emoji: two each). */
+async function seedLongNames (store: Store, count: number) {
+  const pets = []
+  for (let i = 0; i < count; i++) pets.push(await store.createPet({ name: `${'🐕'.repeat(199)}${i % 10}`, categoryId: BigInt(i) }))
+  return pets
+}
+
+test('many distinct full pages of long multi-byte names are kept within ANSWER_CACHE_MAX_BYTES, not only within ANSWER_CACHE_ENTRIES', async (t) => {
+  const { reads, faults } = storeReads()
+  const MAX_BYTES = 200_000
+  const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_MAX_BYTES: String(MAX_BYTES) } })
+  const pets = await seedLongNames(api.store, 45)
+  // 30 distinct full pages of 10 pets, one from each cursor, then read again newest first: the
+  // hits are the pages still kept.
+  const urls = pets.slice(0, 30).map((pet) => `/v1/pets?limit=10&cursor=${encodeCursor(pet.id)}`)
+  const sizes = []
+  for (const url of urls) {
+    const page = await get(api, url)
+    assert.ok(page.link !== undefined, 'a full page')
+    sizes.push(page.body.length * 2)
+  }
+  assert.equal(reads.listPets, urls.length)
+  let kept = 0
+  for (const url of urls.toReversed()) {
+    const before = reads.listPets
+    await get(api, url)
+    if (reads.listPets === before) kept++
+  }
+  // The two caches share the bound: full pages get half of it. What V8 needs for the kept
+  // strings alone is within it; a page more would not be.
+  const keptBytes = sizes.slice(-kept).reduce((sum, size) => sum + size, 0)
+  t.diagnostic(`${kept} of ${urls.length} pages of ${sizes[0]} bytes kept: ${keptBytes} bytes of ${MAX_BYTES / 2}`)
+  assert.ok(kept > 0 && kept < urls.length, `${kept} pages kept`)
+  assert.ok(keptBytes <= MAX_BYTES / 2, `${keptBytes} bytes kept`)
+  assert.ok(keptBytes + sizes[0]! * 2 > MAX_BYTES / 2, `${kept} pages kept: far fewer than the bound holds`)
+})
+
+test('an answer larger than the whole ANSWER_CACHE_MAX_BYTES is not kept, and ANSWER_CACHE_MAX_BYTES=0 keeps nothing', async (t) => {
+  for (const maxBytes of ['4000', '0']) {
+    const { reads, faults } = storeReads()
+    const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_MAX_BYTES: maxBytes } })
+    const [pet] = await seedLongNames(api.store, 12)
+    for (let i = 0; i < 2; i++) {
+      assert.ok((await get(api, '/v1/pets?limit=10')).link !== undefined)
+      assert.equal((await get(api, `/v1/pets/${pet!.id}`)).status, 200)
+    }
+    assert.deepEqual(reads, maxBytes === '0' ? { getPet: 2, listPets: 2 } : { getPet: 1, listPets: 2 }, `ANSWER_CACHE_MAX_BYTES=${maxBytes}`)
+  }
 })
 
 /** An app on a store that, like concurrent writers with a sequence, does not promise ids in commit order. */

@@ -67,9 +67,17 @@ function budget (name: string, kind: string, quota: number, settings: RateLimitS
   return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store: budgetStore(kind, settings), breaker: settings.redis }
 }
 
-// An address without a colon is IPv4, which normalizeIP returns as it is, after testing it
-// against its long IPv6 pattern: that test was most of this key's cost on every 401.
-const addressOf = (request: FastifyRequest) => request.ip.includes(':') ? normalizeIP(request.ip) : request.ip
+/**
+ * The key a client address is counted under, here and by the per-address connection cap:
+ * normalizeIP's, so an IPv4-mapped IPv6 address (a dual-stack listener's view of an IPv4
+ * client) is its IPv4 address, and an IPv6 address stands for its /64, which one host can
+ * otherwise walk through. An address without a colon is IPv4, which normalizeIP returns as it
+ * is, after testing it against its long IPv6 pattern: that test was most of this key's cost on
+ * every 401.
+ */
+export const addressKey = (address: string) => address.includes(':') ? normalizeIP(address) : address
+
+const addressOf = (request: FastifyRequest) => addressKey(request.ip)
 
 const ADDRESS_SPENT = 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.'
 

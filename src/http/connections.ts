@@ -1,11 +1,11 @@
 import type { ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { addressKey } from '../auth/rate-limits.ts'
 import type { Config } from '../config.ts'
 import { closeStalledAnswers } from './send-timeout.ts'
 
-type ConnectionSettings = Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'CONNECTIONS_CHECK_INTERVAL_MS' | 'MAX_CONNECTIONS' | 'SEND_TIMEOUT_MS' | 'MAX_CONNECTIONS_PER_ADDRESS'>
+type ConnectionSettings = Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'CONNECTIONS_CHECK_INTERVAL_MS' | 'MAX_CONNECTIONS' | 'SEND_TIMEOUT_MS' | 'MAX_CONNECTIONS_PER_ADDRESS' | 'FIRST_BYTE_TIMEOUT_MS'>
 
 /**
  * Slow clients cannot pin connections. Node's defaults let slow headers hold a connection for
@@ -17,8 +17,9 @@ export function connectionOptions (config: ConnectionSettings): Pick<FastifyServ
   return {
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
-    // Node's header and request timers start with the first byte; this one covers connections
-    // that never send one (see limitConnections).
+    // A connection that never sends a byte is closed after FIRST_BYTE_TIMEOUT_MS (see
+    // limitConnections); this inactivity timeout ends any other that goes quiet with no answer
+    // in progress.
     connectionTimeout: config.REQUEST_TIMEOUT_MS,
     http: {
       headersTimeout: config.HEADERS_TIMEOUT_MS,
@@ -35,9 +36,10 @@ type ServerSocket = Socket & { _httpMessage?: ServerResponse }
 
 /**
  * A cap on connections per process (past it Node closes new ones at once) and per client
- * address, an end for connections that stay silent and for answers the client stops reading
- * (send-timeout.ts), and, when the app closes, an end for connections that never sent a byte
- * (close() waits for every connection, and these are not "idle" to Node).
+ * address, an end for connections that send nothing within FIRST_BYTE_TIMEOUT_MS and for
+ * answers the client stops reading (send-timeout.ts), and, when the app closes, an end for
+ * connections that never sent a byte (close() waits for every connection, and these are not
+ * "idle" to Node).
  */
 export function limitConnections (app: FastifyInstance, config: ConnectionSettings) {
   const server = app.server
@@ -53,7 +55,15 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
   server.on('connection', (socket: Socket) => {
     if (!admit(socket)) return
     open.add(socket)
-    socket.once('close', () => open.delete(socket))
+    // Silent connections are the cheapest way to hold slots: reopened as they are closed, a
+    // few addresses keep their whole cap. One timer per connection, none per request: once a
+    // byte is in, the header and request timeouts govern.
+    const firstByte = setTimeout(closeIfSilent, config.FIRST_BYTE_TIMEOUT_MS, socket)
+    firstByte.unref()
+    socket.once('close', () => {
+      open.delete(socket)
+      clearTimeout(firstByte)
+    })
   })
   const stopSendTimeout = closeStalledAnswers(open, { timeoutMs: config.SEND_TIMEOUT_MS, checkEveryMs: config.CONNECTIONS_CHECK_INTERVAL_MS })
   app.addHook('onClose', async () => stopSendTimeout())
@@ -62,9 +72,13 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
   })
 }
 
+function closeIfSilent (socket: Socket) {
+  if (socket.bytesRead === 0) socket.destroy()
+}
+
 /**
- * At most `cap` open connections per client address (an IPv6 client per /64, as the failed-auth
- * limit counts it): one address cannot take every slot of MAX_CONNECTIONS. A connection over
+ * At most `cap` open connections per client address (an IPv6 client per /64, an IPv4-mapped
+ * IPv6 address as its IPv4 address: the failed-auth limit's key): one address cannot take every slot of MAX_CONNECTIONS. A connection over
  * the cap is destroyed at once, before a byte is read. The TCP peer is counted, so behind a
  * proxy every client shares the proxy's address (see docs/configuration.md).
  */
@@ -77,7 +91,7 @@ function addressCap (app: FastifyInstance, cap: number): (socket: Socket) => boo
     const peer = socket.remoteAddress
     // Already gone (reset while being accepted): nothing to count.
     if (peer === undefined) return true
-    const address = peer.includes(':') ? normalizeIP(peer) : peer
+    const address = addressKey(peer)
     const count = counts.get(address) ?? 0
     if (count >= cap) {
       socket.destroy()

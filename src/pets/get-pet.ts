@@ -3,7 +3,7 @@ import { ApiError } from '../http/errors.ts'
 import { deprecationHeaders, GET_PET_DOCS_FRAGMENT } from '../contract/response-headers.ts'
 import { PetIdParamsSchema } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
-import { type AnswerCacheCounters, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
+import { type AnswerCacheCounters, type AnswerCacheLimits, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
 import { baseUrl } from './base-url.ts'
 import { answer, commonErrors, error } from './responses.ts'
 
@@ -34,14 +34,14 @@ export interface GetPetOptions {
   publicUrl?: string
   deprecatedAt: Date
   sunsetAt: Date
-  /** How many found pets to keep serialized; 0 turns the cache off. */
-  cacheEntries: number
+  /** How many found pets to keep serialized, in how many bytes; 0 turns the cache off. */
+  cacheLimits: AnswerCacheLimits
   cacheCounters: AnswerCacheCounters
 }
 
 /** GET /pets/{petId}: one pet; deprecated, and gone from its sunset on. */
-export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { store, now, publicUrl, deprecatedAt, sunsetAt, cacheEntries, cacheCounters }) => {
-  const found = finalAnswers<bigint, string>(store, cacheEntries, cacheCounters.pet)
+export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { store, now, publicUrl, deprecatedAt, sunsetAt, cacheLimits, cacheCounters }) => {
+  const found = finalAnswers<bigint, string>(store, cacheLimits, (json) => json, cacheCounters.pet)
   const sunsetHeader = sunsetAt.toUTCString()
   const deprecationHeader = `@${Math.floor(deprecatedAt.getTime() / 1000)}`
   const sunsetMs = sunsetAt.getTime()

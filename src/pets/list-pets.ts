@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from '../contract/int64.ts'
 import { nextLink } from '../contract/response-headers.ts'
 import { LIST_LIMIT_DEFAULT, ListPetsQuerySchema, type PetStatus } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
-import { type AnswerCacheCounters, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
+import { type AnswerCacheCounters, type AnswerCacheLimits, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
 import { baseUrl } from './base-url.ts'
 import { answer, commonErrors, error } from './responses.ts'
 
@@ -27,8 +27,8 @@ export const listPetsSchema = {
 export interface ListPetsOptions {
   store: Store
   publicUrl?: string
-  /** How many full pages to keep serialized; 0 turns the cache off. */
-  cacheEntries: number
+  /** How many full pages to keep serialized, in how many bytes; 0 turns the cache off. */
+  cacheLimits: AnswerCacheLimits
   cacheCounters: AnswerCacheCounters
 }
 
@@ -36,8 +36,8 @@ export interface ListPetsOptions {
 interface Page { json: string, nextCursor?: string }
 
 /** GET /pets: a page of pets in id order, the next one announced in a Link header. */
-export const listPets: FastifyPluginAsyncTypebox<ListPetsOptions> = async (app, { store, publicUrl, cacheEntries, cacheCounters }) => {
-  const pages = finalAnswers<string, Page>(store, cacheEntries, cacheCounters.list)
+export const listPets: FastifyPluginAsyncTypebox<ListPetsOptions> = async (app, { store, publicUrl, cacheLimits, cacheCounters }) => {
+  const pages = finalAnswers<string, Page>(store, cacheLimits, (page) => page.json, cacheCounters.list)
 
   /** A page from the store, kept when it is full (final, see answer-cache.ts). */
   async function readPage (key: string, limit: number, status: PetStatus | undefined, cursor: string | undefined, reply: FastifyReply): Promise<Page> {

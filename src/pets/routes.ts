@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Store } from '../store/types.ts'
-import type { AnswerCacheCounters } from './answer-cache.ts'
+import type { AnswerCacheCounters, AnswerCacheLimits } from './answer-cache.ts'
 import { createPet } from './create-pet.ts'
 import { getPet } from './get-pet.ts'
 import { listPets } from './list-pets.ts'
@@ -14,8 +14,11 @@ export interface PetRoutesOptions {
   idempotencyTtlHours: number
   deprecatedAt: Date
   sunsetAt: Date
-  /** How many full pages, and as many found pets, to keep serialized; 0 turns the cache off. */
-  cacheEntries: number
+  /**
+   * How many full pages, and as many found pets, to keep serialized (ANSWER_CACHE_ENTRIES), in
+   * how many bytes together (ANSWER_CACHE_MAX_BYTES); either at 0 turns the cache off.
+   */
+  cacheLimits: AnswerCacheLimits
   /** The answer cache's hits and misses, by cache. */
   cacheCounters: AnswerCacheCounters
 }
