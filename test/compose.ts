@@ -15,25 +15,65 @@ export interface ComposeService {
   ports?: string[]
   volumes?: string[]
   stop_grace_period?: string
+  healthcheck?: { test: string[], interval?: string, timeout?: string, start_period?: string, retries?: number }
+  networks?: Record<string, { ipv4_address?: string } | null>
+}
+
+export interface Compose {
+  services: Record<string, ComposeService>
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string, ip_range?: string }> } } | null>
+}
+
+export const readComposeFile = () => readFileSync(new URL('../compose.yaml', import.meta.url), 'utf8')
+
+export function readComposeDocument (): Compose {
+  const document = parseDocument(readComposeFile())
+  assert.deepEqual([...document.errors, ...document.warnings].map(String), [])
+  return document.toJS()
 }
 
 export function readCompose (): Record<string, ComposeService> {
-  const document = parseDocument(readFileSync(new URL('../compose.yaml', import.meta.url), 'utf8'))
-  assert.deepEqual([...document.errors, ...document.warnings].map(String), [])
-  const compose: { services: Record<string, ComposeService> } = document.toJS()
-  return compose.services
+  return readComposeDocument().services
 }
 
-/** An instance's environment as compose gives it: ${VAR:-default} becomes the default. */
-export function instanceEnvironment (service: ComposeService): Record<string, string> {
-  return Object.fromEntries(Object.entries(service.environment ?? {}).map(([name, value]) => [name, value.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]))
+/**
+ * A value as compose interpolates it from `variables`: ${VAR}, ${VAR:-default} (the default
+ * when VAR is unset or empty), ${VAR:?message} (an error naming the message when it is), $$.
+ */
+export function interpolate (value: string, variables: Record<string, string | undefined> = {}): string {
+  return value.replace(/\$\$|\$\{(\w+)(?:(:-|:\?)([^}]*))?\}/g, (whole, name: string | undefined, operator: string | undefined, argument: string | undefined) => {
+    if (name === undefined) return '$'
+    const set = variables[name]
+    if (set !== undefined && set !== '') return set
+    if (operator === ':-') return argument ?? ''
+    if (operator === ':?') throw new Error(`required variable ${name} is missing a value: ${argument}`)
+    return ''
+  })
+}
+
+/** An instance's environment as compose gives it, from `variables` (by default none: every ${VAR:-default} becomes its default). */
+export function instanceEnvironment (service: ComposeService, variables: Record<string, string | undefined> = {}): Record<string, string> {
+  return Object.fromEntries(Object.entries(service.environment ?? {}).map(([name, value]) => [name, interpolate(String(value), variables)]))
+}
+
+const haproxyCfg = () => readFileSync(new URL(`../${HAPROXY_CFG}`, import.meta.url), 'utf8')
+
+/** A number from haproxy's `default-server` line, such as inter, fall or maxconn. */
+export function haproxyServerSetting (name: string): number {
+  const line = /^\s*default-server\b.*$/m.exec(haproxyCfg())?.[0] ?? ''
+  const value = Number(new RegExp(`\\b${name} (\\d+)\\b`).exec(line)?.[1])
+  assert.ok(value > 0, `no ${name} in: ${line}`)
+  return value
 }
 
 /** haproxy's `default-server check inter N fall M`: how long until a failing instance is out. */
 export function haproxyTakesOutMs (): number {
-  const line = /^\s*default-server\b.*$/m.exec(readFileSync(new URL(`../${HAPROXY_CFG}`, import.meta.url), 'utf8'))?.[0] ?? ''
-  const inter = Number(/\binter (\d+)\b/.exec(line)?.[1])
-  const fall = Number(/\bfall (\d+)\b/.exec(line)?.[1])
-  assert.ok(inter > 0 && fall > 0, `no inter and fall in: ${line}`)
-  return inter * fall
+  return haproxyServerSetting('inter') * haproxyServerSetting('fall')
+}
+
+/** The most connections one client address may hold at once: `reject if { sc0_conn_cur gt N }`. */
+export function haproxyConnectionsPerAddress (): number {
+  const cap = Number(/^\s*tcp-request connection reject if \{ sc0_conn_cur gt (\d+) \}/m.exec(haproxyCfg())?.[1])
+  assert.ok(cap > 0, `no per-address connection cap in ${HAPROXY_CFG}`)
+  return cap
 }

@@ -6,11 +6,11 @@ import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { probePostgres, probeRedis } from '../scripts/service-probes.ts'
 import { ConfigSchema, loadConfig } from '../src/config.ts'
-import { haproxyTakesOutMs, instanceEnvironment, readCompose } from './compose.ts'
+import { haproxyServerSetting, haproxyTakesOutMs, instanceEnvironment, interpolate, readCompose, readComposeDocument, readComposeFile } from './compose.ts'
 import { freePort, HAPROXY_CFG, haproxyMissing, startHaproxy, unavailable } from './haproxy.ts'
 import { listAll, samePet } from './load.ts'
 import { freshSchema, TEST_DATABASE_URL } from './pg-schema.ts'
-import { runCli, stopProcess } from './processes.ts'
+import { runCli, runToExit, stopProcess } from './processes.ts'
 import { send, startServer, type ServerProcess } from './server-process.ts'
 import { percentile, startLoad } from './stack-load.ts'
 
@@ -39,7 +39,7 @@ test('compose.yaml: two instances behind haproxy on the tested haproxy.cfg, Post
 
   const haproxy = services.haproxy!
   assert.deepEqual(haproxy.volumes, [`./${HAPROXY_CFG}:/usr/local/etc/haproxy/haproxy.cfg:ro`], 'compose runs the haproxy.cfg the stack test runs')
-  assert.ok(haproxy.ports?.includes('8080:8080'), 'the API is on port 8080')
+  assert.ok(haproxy.ports?.map((port) => interpolate(port)).includes('127.0.0.1:8080:8080'), 'the API is on port 8080')
   // The defaults of haproxy.cfg's addresses are compose's services.
   const cfg = readFileSync(new URL(`../${HAPROXY_CFG}`, import.meta.url), 'utf8')
   assert.match(cfg, /server petstore-1 "\$\{PETSTORE_1-petstore-1:8080\}"/)
@@ -49,21 +49,76 @@ test('compose.yaml: two instances behind haproxy on the tested haproxy.cfg, Post
   assert.deepEqual(services['petstore-2'], services['petstore-1'], 'the two instances are alike')
   const instance = services['petstore-1']!
   assert.equal(instance.build, '.')
+  assert.ok(instance.image, 'the instances name their image')
+  assert.equal(migrate.image, instance.image, 'migrate and the instances run one image, built once')
   assert.deepEqual(instance.depends_on, {
     migrate: { condition: 'service_completed_successfully' },
     postgres: { condition: 'service_healthy' },
     redis: { condition: 'service_healthy' }
   })
-  const environment = instanceEnvironment(instance)
+  const environment = instanceEnvironment(instance, { POSTGRES_PASSWORD: 'secret' })
   assert.deepEqual(Object.keys(environment).filter((name) => !Object.hasOwn(ConfigSchema.properties, name)), [], 'every variable is one the service reads')
-  assert.equal(instanceEnvironment(migrate).DATABASE_URL, environment.DATABASE_URL, 'migrate migrates the instances\' database')
+  assert.equal(instanceEnvironment(migrate, { POSTGRES_PASSWORD: 'secret' }).DATABASE_URL, environment.DATABASE_URL, 'migrate migrates the instances\' database')
   const config = loadConfig(environment)
   assert.deepEqual({ host: config.HOST, port: config.PORT, redis: config.REDIS_URL, publicUrl: config.PUBLIC_URL }, { host: '0.0.0.0', port: 8080, redis: 'redis://redis:6379', publicUrl: 'http://localhost:8080/v1' })
-  assert.match(config.DATABASE_URL, /^postgres:\/\/petstore:petstore@postgres:5432\/petstore\?schema=petstore$/)
+  assert.equal(config.DATABASE_URL, 'postgres://petstore:secret@postgres:5432/petstore?schema=petstore')
   assert.ok(config.TRUST_PROXY, 'X-Forwarded-For from haproxy is trusted')
   assert.ok(config.SHUTDOWN_DRAIN_MS > haproxyTakesOutMs(), `SHUTDOWN_DRAIN_MS ${config.SHUTDOWN_DRAIN_MS} must exceed haproxy's inter x fall (${haproxyTakesOutMs()} ms)`)
   const graceS = Number(/^(\d+)s$/.exec(instance.stop_grace_period ?? '')?.[1])
   assert.ok(graceS * 1000 > config.SHUTDOWN_TIMEOUT_MS, `stop_grace_period ${instance.stop_grace_period} must exceed SHUTDOWN_TIMEOUT_MS ${config.SHUTDOWN_TIMEOUT_MS}`)
+})
+
+test('compose.yaml: the instances trust haproxy\'s fixed address alone, one hop, and put no per-address cap behind it; POSTGRES_PASSWORD has no default; the API is published on 127.0.0.1 unless PETSTORE_PUBLISH_ADDRESS says otherwise', () => {
+  const compose = readComposeDocument()
+  const instance = compose.services['petstore-1']!
+  const config = loadConfig(instanceEnvironment(instance, { POSTGRES_PASSWORD: 'secret' }))
+
+  // haproxy has a fixed address on the network compose makes, outside the range compose hands out.
+  const balancer = compose.services.haproxy!.networks?.default?.ipv4_address
+  const [ipam] = compose.networks?.default?.ipam?.config ?? []
+  assert.ok(balancer && ipam?.subnet && ipam.ip_range, 'haproxy has a fixed address on the default network, which has a subnet and an ip_range')
+  assert.ok(inSubnet(balancer, ipam.subnet), `${balancer} is in ${ipam.subnet}`)
+  assert.ok(!inSubnet(balancer, ipam.ip_range), `${balancer} is outside the ip_range ${ipam.ip_range}, which compose gives to other containers`)
+  assert.equal(config.TRUST_PROXY, balancer, 'the instances trust haproxy\'s address and nothing else')
+
+  // Every connection an instance gets comes from haproxy's one address.
+  const perAddress = config.MAX_CONNECTIONS_PER_ADDRESS
+  assert.ok(perAddress === 0 || perAddress > haproxyServerSetting('maxconn'), `MAX_CONNECTIONS_PER_ADDRESS ${perAddress} would refuse haproxy's own connections (maxconn ${haproxyServerSetting('maxconn')})`)
+
+  // The password is required wherever it is used: compose stops with the message when unset.
+  const uses = readComposeFile().match(/\$\{POSTGRES_PASSWORD\b[^}]*\}/g) ?? []
+  assert.equal(uses.length, 3, 'postgres, migrate and the instances use POSTGRES_PASSWORD')
+  for (const use of uses) assert.match(use, /^\$\{POSTGRES_PASSWORD:\?set POSTGRES_PASSWORD\b/)
+  assert.throws(() => instanceEnvironment(instance), /POSTGRES_PASSWORD/)
+  assert.throws(() => instanceEnvironment(compose.services.migrate!), /POSTGRES_PASSWORD/)
+  assert.equal(instanceEnvironment(compose.services.postgres!, { POSTGRES_PASSWORD: 'secret' }).POSTGRES_PASSWORD, 'secret')
+
+  const api = compose.services.haproxy!.ports?.find((port) => port.endsWith(':8080:8080'))
+  assert.ok(api, 'the API is published on port 8080')
+  assert.equal(interpolate(api), '127.0.0.1:8080:8080')
+  assert.equal(interpolate(api, { PETSTORE_PUBLISH_ADDRESS: '0.0.0.0' }), '0.0.0.0:8080:8080')
+})
+
+test('compose.yaml: the instances\' healthcheck is the image\'s HEALTHCHECK: node asks /healthz, exit 0 for 200, 1 for anything else', async (t) => {
+  const instance = readCompose()['petstore-1']!
+  const healthcheck = instance.healthcheck
+  assert.ok(healthcheck, 'compose declares the instances\' healthcheck (an image built in OCI format has none)')
+  const containerfile = readFileSync(new URL('../Containerfile', import.meta.url), 'utf8')
+  const options = /^HEALTHCHECK (.*)\\$/m.exec(containerfile)?.[1] ?? ''
+  const option = (name: string) => new RegExp(`--${name}=(\\w+)`).exec(options)?.[1]
+  assert.deepEqual(
+    { interval: healthcheck.interval, timeout: healthcheck.timeout, start_period: healthcheck.start_period, retries: String(healthcheck.retries) },
+    { interval: option('interval'), timeout: option('timeout'), start_period: option('start-period'), retries: option('retries') })
+  const [form, program, flag, script] = healthcheck.test
+  assert.deepEqual([form, program, flag], ['CMD', 'node', '-e'])
+  assert.match(script ?? '', /\/healthz\b/)
+  assert.doesNotMatch(script ?? '', /\$/, 'compose would read a $ as one of its variables')
+  const answering = async (status: number) => {
+    const server = createServer((request, response) => { response.statusCode = request.url === '/healthz' ? status : 404; response.end() })
+    const port = await listen(t, server)
+    return (await runToExit(['-e', script!], { PORT: String(port) })).code
+  }
+  assert.deepEqual({ healthy: await answering(200), failing: await answering(503) }, { healthy: 0, failing: 1 })
 })
 
 test('through haproxy the whole API works, and a rolling restart of both instances under load fails no request and loses no acknowledged pet', { timeout: 240_000 }, async (t) => {
@@ -84,7 +139,8 @@ test('through haproxy the whole API works, and a rolling restart of both instanc
 
   const ports = [await freePort(), await freePort()] as const
   const haproxyPort = await freePort()
-  const composeEnvironment = instanceEnvironment(readCompose()['petstore-1']!)
+  // The password only goes into compose's DATABASE_URL, which the test schema's replaces.
+  const composeEnvironment = instanceEnvironment(readCompose()['petstore-1']!, { POSTGRES_PASSWORD: 'unused' })
   const env = {
     ...composeEnvironment,
     DATABASE_URL: databaseUrl,
@@ -190,5 +246,13 @@ async function listen (t: TestContext, server: ReturnType<typeof createServer>):
   t.after(() => { server.closeAllConnections(); server.close() })
   return (server.address() as { port: number }).port
 }
+
+function inSubnet (address: string, cidr: string): boolean {
+  const [network = '', bits = '32'] = cidr.split('/')
+  const mask = Number(bits) === 0 ? 0 : (~0 << (32 - Number(bits))) >>> 0
+  return ((ipv4(address) & mask) >>> 0) === ((ipv4(network) & mask) >>> 0)
+}
+
+const ipv4 = (address: string) => address.split('.').reduce((value, part) => ((value << 8) | Number(part)) >>> 0, 0)
 
 const ms = (value: number) => `${Math.round(value)} ms`
