@@ -17,6 +17,8 @@ export interface Haproxy {
   port: number
   /** haproxy's own counters and states of the backend `petstore`: a row per server, and BACKEND. */
   stats(): Promise<Map<string, Record<string, string>>>
+  /** The counters of the frontend `api`, where clients connect: scur, slim, dcon (connections refused), hrsp_4xx… */
+  frontend(): Promise<Record<string, string>>
   /** Resolves once haproxy's health checks have put the server in rotation. */
   waitUp(server: string): Promise<void>
   logTail(): string
@@ -64,16 +66,23 @@ export async function startHaproxy (instances: [string, string], port: number): 
   child.stdout!.on('data', remember)
   child.stderr!.on('data', remember)
   const logTail = () => lines.join('\n')
-  const stats = async () => {
+  const rows = async () => {
     const csv = await (await fetch(`http://127.0.0.1:${statsPort}/;csv`)).text()
-    const [header = '', ...rows] = csv.trim().split('\n')
+    const [header = '', ...lines] = csv.trim().split('\n')
     const names = header.replace(/^# /, '').split(',')
+    return lines.map((line): Record<string, string> => Object.fromEntries(line.split(',').map((cell, i) => [names[i], cell])))
+  }
+  const stats = async () => {
     const servers = new Map<string, Record<string, string>>()
-    for (const row of rows) {
-      const cells = Object.fromEntries(row.split(',').map((cell, i) => [names[i], cell]))
+    for (const cells of await rows()) {
       if (cells.pxname === 'petstore') servers.set(cells.svname!, cells)
     }
     return servers
+  }
+  const frontend = async () => {
+    const row = (await rows()).find((cells) => cells.pxname === 'api' && cells.svname === 'FRONTEND')
+    assert.ok(row, 'haproxy has no frontend api')
+    return row
   }
   const waitUp = async (server: string) => {
     const deadline = Date.now() + UP_TIMEOUT_MS
@@ -85,5 +94,5 @@ export async function startHaproxy (instances: [string, string], port: number): 
       await sleep(50)
     }
   }
-  return { child, port, stats, waitUp, logTail }
+  return { child, port, stats, frontend, waitUp, logTail }
 }
