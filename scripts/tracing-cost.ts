@@ -58,6 +58,7 @@ async function startServer (databaseUrl: string, env: Record<string, string>): P
       DATABASE_URL: databaseUrl,
       HOST: '127.0.0.1',
       PORT: '0',
+      METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       // Limits and shedding off: the load saturates the server on purpose.
       RATE_LIMIT_PER_MINUTE: '0',

@@ -118,10 +118,8 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(underPressure, {
     maxEventLoopDelay: config.MAX_EVENT_LOOP_DELAY_MS,
     pressureHandler: async (request) => {
-      // Liveness and metrics stay available under load: restarting or blinding a busy
-      // instance only makes things worse.
-      const route = routeTemplateOf(request)
-      if (route === '/healthz' || route === '/metrics' || now() < shedFrom) return
+      // Liveness stays available under load: restarting a busy instance only makes things worse.
+      if (routeTemplateOf(request) === '/healthz' || now() < shedFrom) return
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })
@@ -140,7 +138,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
   // The probes: never counted against a budget.
   await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining(), ready: metrics.ready })
-  for (const url of ['/healthz', '/readyz', '/metrics']) allowOnly(app, url, ['GET', 'HEAD'])
+  for (const url of ['/healthz', '/readyz']) allowOnly(app, url, ['GET', 'HEAD'])
   // The open surface: no key needed, every answer counted, unknown paths included.
   await app.register(async (open) => {
     open.addHook('onRequest', openSurfaceBudget(keys, now, limits))

@@ -4,6 +4,7 @@ import { ensureFirstKey, firstKeyFile, firstKeyNotice } from './auth/first-key.t
 import { loadConfig, type Config } from './config.ts'
 import { batchedStdout } from './http/logging.ts'
 import { connectRedis } from './auth/redis.ts'
+import { metricsServer } from './ops/metrics-server.ts'
 import { openStore, poolOptions } from './store/index.ts'
 
 /** Serves until SIGTERM or SIGINT, then drains and exits 0. Used by `npm start` and `petstore serve`. */
@@ -21,7 +22,10 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   const app = await buildApp({ config, store, redis, logStream: batchedStdout(), tracing })
   if (tracing) app.addHook('onClose', () => tracing.shutdown())
   if (firstKey) app.log[firstKey.level](firstKey.fields, firstKey.message)
+  const metrics = metricsServer(app.metrics.registry)
+  app.addHook('onClose', () => metrics.close())
   await app.listen({ port: config.PORT, host: config.HOST })
+  app.log.info(`metrics listening at ${await metrics.listen({ port: config.METRICS_PORT, host: config.METRICS_HOST })}`)
   closeOnSignals(app, config)
   return app
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { nextPath, seedPets } from './api-steps.ts'
 import { buildTestApp, type TestApp } from './helpers.ts'
+import { scrape } from './scrape.ts'
 
 /**
  * petstore_answer_cache_hits_total and _misses_total, by cache: `pet` for found pets (getPet),
@@ -11,7 +12,7 @@ import { buildTestApp, type TestApp } from './helpers.ts'
 
 /** The answer cache's sample lines of /metrics, in the order of the exposition. */
 async function cacheLines (api: Pick<TestApp, 'app'>): Promise<string[]> {
-  const text = (await api.app.inject({ url: '/metrics' })).body
+  const text = await scrape(api.app)
   return text.split('\n').filter((line) => line.startsWith('petstore_answer_cache_'))
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { buildTestApp } from './helpers.ts'
 import { tempDir } from './processes.ts'
+import { scrape } from './scrape.ts'
 
 const ROOT = new URL('..', import.meta.url).pathname
 const ALERTS = join(ROOT, 'deploy/prometheus/alerts.yml')
@@ -84,7 +85,7 @@ function runPromtool (tool: string, args: string[]): { status: number | null, ou
 
 test('every metric the alert rules and the dashboard name is on /metrics of a running app', async (t) => {
   const { app } = await buildTestApp(t)
-  const types = exposedTypes((await app.inject({ url: '/metrics' })).body)
+  const types = exposedTypes(await scrape(app))
   const alerts = metricNames(alertExpressions(readFileSync(ALERTS, 'utf8')))
   const dashboard = metricNames(dashboardExpressions(JSON.parse(readFileSync(DASHBOARD, 'utf8'))))
   assert.deepEqual(missingFrom(alerts, types), [])

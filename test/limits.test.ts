@@ -30,9 +30,9 @@ describe('limits on what one client can make the server do', () => {
       const got = Object.fromEntries(Object.keys(expected).map((name) => [name, res.headers[name]]))
       assert.deepEqual(got, expected, url)
     }
-    // Not JSON (the metrics text, the docs page): the same headers but the JSON policy, under
-    // which the page's script would not run. The docs page holds no data: kept, but revalidated.
-    for (const [url, cacheControl] of [['/metrics', 'no-store'], ['/docs/', 'no-cache']]) {
+    // Not JSON (the docs page): the same headers but the JSON policy, under which the page's
+    // script would not run. The docs page holds no data: kept, but revalidated.
+    for (const [url, cacheControl] of [['/docs/', 'no-cache']]) {
       const res = await app.app.inject({ url })
       const got = Object.fromEntries(Object.keys(expected).map((name) => [name, res.headers[name]]))
       assert.deepEqual(got, { ...expected, 'cache-control': cacheControl, 'content-security-policy': undefined }, url)

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
+import { METHODS } from 'node:http'
 import { test, type TestContext } from 'node:test'
 import { StoreDurations } from '../src/ops/series-metrics.ts'
 import type { MetricValueWithName } from 'prom-client'
 import { TimedStore } from '../src/ops/timed-store.ts'
 import { buildTestApp, createTestStore, issueKey, json } from './helpers.ts'
+import { metricsListenerOf, scrape } from './scrape.ts'
 
 /** The value of one sample line of the exposition, e.g. sample(text, 'http_requests_total{…}'). */
 function sample (text: string, series: string): number | undefined {
@@ -23,7 +25,7 @@ test('GET /metrics counts requests by route template, method and status, with no
   assert.equal((await app.inject({ url: '/v1/pets' })).statusCode, 401)
   assert.equal((await app.inject({ url: '/v1/pets', headers: { authorization: 'Bearer psk_' + 'x'.repeat(43) } })).statusCode, 401)
 
-  const res = await app.inject({ url: '/metrics' })
+  const res = await metricsListenerOf(app).inject({ url: '/metrics' })
   assert.equal(res.statusCode, 200)
   assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/)
   const text = res.body
@@ -63,7 +65,7 @@ function fakeClock (t: TestContext) {
 
 test('every metric of the service is exposed with its help text and type', async (t) => {
   const { app } = await buildTestApp(t)
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = await scrape(app)
   const own = text.split('\n').filter((line) => /^# (HELP|TYPE) (http_|petstore_)/.test(line))
   assert.deepEqual(own, [
     '# HELP http_requests_total HTTP requests answered, by route template, method and status.',
@@ -92,7 +94,7 @@ test('every metric of the service is exposed with its help text and type', async
 test('petstore_build_info names the version of package.json, the Node.js version and the store', async (t) => {
   const { app, store } = await buildTestApp(t)
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = await scrape(app)
   const lines = text.split('\n').filter((line) => line.startsWith('petstore_build_info'))
   assert.deepEqual(lines, [`petstore_build_info{version="${version}",node="${process.version}",store="${store.kind}"} 1`])
 })
@@ -100,7 +102,7 @@ test('petstore_build_info names the version of package.json, the Node.js version
 test('petstore_ready follows readiness on its own timer, and at once when /readyz is asked', async (t) => {
   t.mock.timers.enable({ apis: ['setInterval'] })
   const { app, store } = await buildTestApp(t)
-  const ready = async () => sample((await app.inject({ url: '/metrics' })).body, 'petstore_ready')
+  const ready = async () => sample(await scrape(app), 'petstore_ready')
   // Checked before the app is ready: 1 without anyone asking /readyz.
   assert.equal(await ready(), 1)
   await store.close()
@@ -110,10 +112,10 @@ test('petstore_ready follows readiness on its own timer, and at once when /ready
   assert.equal(await ready(), 0)
 
   const second = await buildTestApp(t)
-  assert.equal(sample((await second.app.inject({ url: '/metrics' })).body, 'petstore_ready'), 1)
+  assert.equal(sample(await scrape(second.app), 'petstore_ready'), 1)
   await second.store.close()
   assert.equal((await second.app.inject({ url: '/readyz' })).statusCode, 503)
-  assert.equal(sample((await second.app.inject({ url: '/metrics' })).body, 'petstore_ready'), 0)
+  assert.equal(sample(await scrape(second.app), 'petstore_ready'), 0)
 })
 
 /** Polls an asynchronous condition (a check started by a timer settles a few turns later). */
@@ -134,7 +136,7 @@ test('request durations fall into cumulative buckets, a duration equal to a boun
   const waits = [0, 0.5, 1, 1.25, 2.5, 5, 7.5, 100, 1000, 20000]
   for (const ms of waits) assert.equal((await app.inject({ url: `/wait-for-test/${ms}` })).statusCode, 200)
 
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = await scrape(app)
   const labels = 'route="/wait-for-test/:ms",method="GET",status="200"'
   // The route template, never the raw URL: one series for every id.
   assert.equal(sample(text, `http_requests_total{${labels}}`), waits.length)
@@ -169,7 +171,7 @@ test('store call durations fall into their own buckets, by operation', async (t)
   })
   for (let i = 0; i < reads.length; i++) assert.equal((await app.inject({ url: '/v1/pets/1', headers: auth })).statusCode, 404)
 
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = await scrape(app)
   const labels = 'operation="getPet",outcome="ok"'
   const bucket = (le: string, count: number) => `petstore_store_query_duration_seconds_bucket{le="${le}",${labels}} ${count}`
   assert.deepEqual(histogramLines(text, 'petstore_store_query_duration_seconds', labels), [
@@ -195,7 +197,7 @@ test('store call durations fall into their own buckets, by operation', async (t)
 test('paths no route matches share one series, route="unmatched"', async (t) => {
   const { app } = await buildTestApp(t)
   for (const url of ['/nope', '/nope/1', '/v2/pets/7?x=1']) assert.equal((await app.inject({ url })).statusCode, 404)
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = await scrape(app)
   const requests = text.split('\n').filter((line) => line.startsWith('http_requests_total{'))
   assert.deepEqual(requests, ['http_requests_total{route="unmatched",method="GET",status="404"} 3'])
   assert.doesNotMatch(text, /nope|\/v2\//)
@@ -227,9 +229,9 @@ test('each app counts only its own requests', async (t) => {
   const first = await buildTestApp(t)
   const second = await buildTestApp(t)
   await first.app.inject({ url: '/v1/pets' })
-  const text = (await second.app.inject({ url: '/metrics' })).body
+  const text = await scrape(second.app)
   assert.equal(sample(text, 'petstore_auth_failures_total'), 0)
-  assert.equal(sample((await first.app.inject({ url: '/metrics' })).body, 'petstore_auth_failures_total'), 1)
+  assert.equal(sample(await scrape(first.app), 'petstore_auth_failures_total'), 1)
 })
 
 test('rate-limited answers (429) are counted', async (t) => {
@@ -237,7 +239,7 @@ test('rate-limited answers (429) are counted', async (t) => {
   app.get('/limited-for-test', async (_request, reply) => reply.code(429).send({ code: 'rate_limited', message: 'slow down', status: 429 }))
   await app.inject({ url: '/limited-for-test' })
   await app.inject({ url: '/limited-for-test' })
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = await scrape(app)
   assert.equal(sample(text, 'petstore_rate_limited_total'), 2)
 })
 
@@ -248,17 +250,61 @@ test('store failures are timed with outcome="error"', async (t) => {
   await store.close()
   const res = await app.inject({ url: '/v1/pets/1', headers: auth })
   assert.equal(res.statusCode, 500)
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = await scrape(app)
   const failed = text.split('\n').filter((line) => line.startsWith('petstore_store_query_duration_seconds_count{') && line.includes('outcome="error"'))
   assert.equal(failed.length, 1, failed.join('\n'))
   assert.match(failed[0]!, /^petstore_store_query_duration_seconds_count\{operation="\w+",outcome="error"\} 1$/)
 })
 
-test('/metrics is not an operation of the OpenAPI document and allows only GET and HEAD', async (t) => {
+test('/metrics is served on the metrics listener only: the API port answers 404, as for any unknown path', async (t) => {
   const { app } = await buildTestApp(t)
   const document = JSON.parse((await app.inject({ url: '/v1/openapi.json' })).body)
   assert.deepEqual(Object.keys(document.paths), ['/pets', '/pets/{petId}'])
-  const res = await app.inject({ method: 'POST', url: '/metrics' })
-  assert.equal(res.statusCode, 405)
-  assert.equal(res.headers.allow, 'GET, HEAD')
+  for (const method of ['GET', 'HEAD'] as const) {
+    const res = await app.inject({ method, url: '/metrics' })
+    assert.equal(res.statusCode, 404, method)
+  }
+  assert.deepEqual((await app.inject({ url: '/metrics' })).json(), { code: 'not_found', message: 'No route for GET /metrics.', status: 404 })
+})
+
+test('the metrics listener: GET builds the exposition, HEAD answers its headers without building it, other methods 405 and other paths 404', async (t) => {
+  const { app } = await buildTestApp(t)
+  const listener = metricsListenerOf(app)
+  const builds = t.mock.method(app.metrics.registry, 'metrics')
+  const head = await listener.inject({ method: 'HEAD', url: '/metrics' })
+  assert.deepEqual([head.statusCode, head.headers['content-type'], head.headers['cache-control'], head.body], [200, app.metrics.registry.contentType, 'no-store', ''])
+  assert.equal(builds.mock.callCount(), 0, 'HEAD builds nothing')
+  const get = await listener.inject({ url: '/metrics' })
+  assert.deepEqual([get.statusCode, get.headers['content-type'], get.headers['cache-control']], [200, app.metrics.registry.contentType, 'no-store'])
+  assert.equal(builds.mock.callCount(), 1)
+  for (const method of ['POST', 'DELETE', 'PROPFIND'] as const) {
+    const res = await listener.inject({ method, url: '/metrics' })
+    assert.deepEqual([res.statusCode, res.headers.allow, res.json()], [405, 'GET, HEAD', { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: GET, HEAD.`, status: 405 }], method)
+  }
+  const elsewhere = await listener.inject({ url: '/v1/pets' })
+  assert.deepEqual([elsewhere.statusCode, elsewhere.json()], [404, { code: 'not_found', message: 'No route for GET /v1/pets.', status: 404 }])
+  assert.equal(builds.mock.callCount(), 1)
+})
+
+test('a sweep of every method Node accepts over a dozen paths leaves the series few: other methods count as method="other"', async (t) => {
+  const { app, auth } = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '100000' } })
+  const paths = ['/', '/healthz', '/readyz', '/docs', '/docs/', '/v1/openapi.json', '/v1/pets', '/v1/pets/', '/v1/pets/1', '/v1/pets/1/x', '/nope', '/v2/pets']
+  let requests = 0
+  for (const method of METHODS) {
+    for (const url of paths) {
+      for (const headers of [{}, auth]) {
+        await app.inject({ method: method as 'GET', url, headers })
+        requests++
+      }
+    }
+  }
+  assert.ok(requests > 700, `${requests} requests`)
+  const text = await scrape(app)
+  const requestSeries = text.split('\n').filter((line) => line.startsWith('http_requests_total{'))
+  // About a dozen routes, eight method values and the statuses they answer with.
+  assert.ok(requestSeries.length <= 120, `${requestSeries.length} series of http_requests_total`)
+  const samples = text.split('\n').filter((line) => line !== '' && !line.startsWith('#'))
+  assert.ok(samples.length <= 2200, `${samples.length} samples in the exposition`)
+  const methods = new Set(requestSeries.map((line) => /method="([^"]+)"/.exec(line)![1]))
+  assert.deepEqual([...methods].sort(), ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'other'])
 })

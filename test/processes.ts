@@ -29,6 +29,8 @@ export async function runToExit (args: string[], env: Record<string, string>, ti
 export interface ServerProcess {
   /** http://127.0.0.1:PORT, without /v1. */
   url: string
+  /** The metrics listener's http://HOST:PORT (METRICS_PORT, a free one unless the test names it). */
+  metricsUrl: string
   child: ChildProcess
   stderr(): string
   /** Everything written to stdout so far: the JSON log. */
@@ -36,14 +38,15 @@ export interface ServerProcess {
 }
 
 /**
- * Starts src/server.ts on 127.0.0.1 and a port the system picks (PORT=0), read back from its
- * "Server listening" log line; stopped by its pid when the test ends.
+ * Starts src/server.ts on 127.0.0.1 and ports the system picks (PORT=0, METRICS_PORT=0), read
+ * back from its "Server listening" and "metrics listening" log lines; stopped by its pid when
+ * the test ends.
  */
 export async function startServer (t: TestContext, env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['src/server.ts'], {
     cwd: ROOT,
     // No drain window on stop: no load balancer is waiting to move traffic away in a test.
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.after(() => stopProcess(child))
@@ -51,21 +54,24 @@ export async function startServer (t: TestContext, env: Record<string, string>):
   let stdout = ''
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk })
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS)
     let buffered = ''
+    let api: string | undefined
     child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk
-      const found = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(buffered)
-      if (found) {
+      api ??= /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(buffered)?.[1]
+      // Logged once the API listens.
+      const metrics = api && /"msg":"metrics listening at (http:\/\/[^"]+)"/.exec(buffered)?.[1]
+      if (api && metrics) {
         clearTimeout(timer)
-        resolve(found[1]!)
+        resolve([api, metrics])
       }
       buffered = buffered.slice(-2000)
     })
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited with ${code} before listening: ${stderr}`)) })
   })
-  return { url, child, stderr: () => stderr, stdout: () => stdout }
+  return { url, metricsUrl, child, stderr: () => stderr, stdout: () => stdout }
 }
 
 export async function stopProcess (child: ChildProcess): Promise<void> {

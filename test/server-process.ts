@@ -22,7 +22,7 @@ export interface ServerProcess {
 
 export async function startServer (env: Record<string, string>, startTimeoutMs = 30_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const lines: string[] = []

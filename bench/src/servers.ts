@@ -82,7 +82,7 @@ export async function startServer (name: string, script: string, env: Record<str
     // stay on (their cost is part of every request) but far above what a benchmark sends; load
     // shedding is off, as a benchmark saturates the server on purpose, and so is the per-address
     // cap: every load connection comes from 127.0.0.1.
-    env: { ...START_ENV, SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0', ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...START_ENV, SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0', ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: '0' },
     // Logs are written as in production, to a sink that costs the server what a pipe would.
     stdio: ['ignore', 'ignore', 'inherit']
   })

@@ -3,6 +3,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { createPetstoreClient, PetstoreError, type Pet } from '../src/index.ts'
 import { startServer, startStub } from './servers.ts'
+import { scrape } from '../../test/scrape.ts'
 
 const INT64_MAX = 9223372036854775807n
 
@@ -127,7 +128,7 @@ test('pets.get warns once when the Sunset is within 180 days, and not when it is
 })
 
 test('the service\'s own rate limit comes back as PetstoreError 429 rate_limited with its Retry-After, and is counted in /metrics', async (t) => {
-  const { origin, baseUrl, key } = await startServer(t, { RATE_LIMIT_PER_MINUTE: '2' })
+  const { app, baseUrl, key } = await startServer(t, { RATE_LIMIT_PER_MINUTE: '2' })
   const attempts: number[] = []
   const client = createPetstoreClient({
     baseUrl,
@@ -142,6 +143,6 @@ test('the service\'s own rate limit comes back as PetstoreError 429 rate_limited
   assert.match(error.message, /^This API key has used its 2 requests of the current minute/)
   assert.ok(error.retryAfterSeconds !== undefined && error.retryAfterSeconds >= 1 && error.retryAfterSeconds <= 60, `Retry-After ${error.retryAfterSeconds}`)
   assert.deepEqual(attempts, [200, 200, 429])
-  const metrics = await (await fetch(`${origin}/metrics`)).text()
+  const metrics = await scrape(app)
   assert.match(metrics, /^petstore_rate_limited_total 1$/m)
 })

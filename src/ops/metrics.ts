@@ -117,23 +117,34 @@ export function redisMetrics ({ registry }: Pick<Metrics, 'registry'>): (state: 
   }
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's metrics, for the listener Prometheus scrapes (metrics-server.ts). */
+    metrics: Metrics
+  }
+}
+
+/**
+ * The methods counted by their own name. Node's parser accepts some thirty more (PROPFIND,
+ * PURGE…), each a 405 or 404 the client chose: one label value for all of them keeps the
+ * series a client can make bounded.
+ */
+const COUNTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
+
 /** Counts every answer by route template (never the raw URL, which would grow without bound). */
 export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }) {
+  app.decorate('metrics', metrics)
   // Callback form, as the other hooks every answer runs (http/logging.ts): no promise per answer.
   app.addHook('onResponse', (request, reply, done) => {
     const route = routeTemplateOf(request) ?? 'unmatched'
     const status = reply.statusCode
-    metrics.http.record(route, request.method, status, reply.elapsedTime / 1000)
+    const method = COUNTED_METHODS.has(request.method) ? request.method : 'other'
+    metrics.http.record(route, method, status, reply.elapsedTime / 1000)
     if (status === 401) metrics.authFailures.inc()
     if (status === 429) metrics.rateLimited.inc()
-    if (status === 201 && route === '/v1/pets' && request.method === 'POST' && !reply.hasHeader('idempotent-replayed')) {
+    if (status === 201 && route === '/v1/pets' && method === 'POST' && !reply.hasHeader('idempotent-replayed')) {
       metrics.petsCreated.inc()
     }
     done()
-  })
-
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    reply.type(metrics.registry.contentType)
-    return metrics.registry.metrics()
   })
 }, { name: 'metrics' })

@@ -7,6 +7,7 @@ import { connectRedis } from '../../src/auth/redis.ts'
 import { captureLog } from '../log-capture.ts'
 import { createTestStore, issueKey, testConfig } from '../helpers.ts'
 import { startRedisServer } from '../redis-server.ts'
+import { scrape } from '../scrape.ts'
 
 /*
  * Redis is hung with SIGSTOP: it keeps its connections open and answers nothing, so only
@@ -49,7 +50,7 @@ test('a hung Redis costs one timeout, then requests are served uncounted at norm
   const withKey = { authorization: `Bearer ${key}` }
   const readyz = async (url: string) => { const res = await app.inject({ url }); return { status: res.statusCode, body: JSON.parse(res.body) as unknown } }
   const metrics = async () => {
-    const text = (await app.inject({ url: '/metrics' })).body
+    const text = await scrape(app)
     return { up: sample(text, 'petstore_redis_up'), opened: sample(text, 'petstore_redis_breaker_opened_total') }
   }
 
