@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { METHODS } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { test, type TestContext } from 'node:test'
+import { READINESS_FRESH_MS } from '../src/ops/health.ts'
 import { StoreDurations } from '../src/ops/series-metrics.ts'
 import type { MetricValueWithName } from 'prom-client'
 import { TimedStore } from '../src/ops/timed-store.ts'
@@ -99,7 +101,7 @@ test('petstore_build_info names the version of package.json, the Node.js version
   assert.deepEqual(lines, [`petstore_build_info{version="${version}",node="${process.version}",store="${store.kind}"} 1`])
 })
 
-test('petstore_ready follows readiness on its own timer, and at once when /readyz is asked', async (t) => {
+test('petstore_ready follows readiness on its own timer, and when /readyz checks', async (t) => {
   t.mock.timers.enable({ apis: ['setInterval'] })
   const { app, store } = await buildTestApp(t)
   const ready = async () => sample(await scrape(app), 'petstore_ready')
@@ -114,6 +116,8 @@ test('petstore_ready follows readiness on its own timer, and at once when /ready
   const second = await buildTestApp(t)
   assert.equal(sample(await scrape(second.app), 'petstore_ready'), 1)
   await second.store.close()
+  // /readyz checks again once the last check is READINESS_FRESH_MS old.
+  await sleep(READINESS_FRESH_MS)
   assert.equal((await second.app.inject({ url: '/readyz' })).statusCode, 503)
   assert.equal(sample(await scrape(second.app), 'petstore_ready'), 0)
 })

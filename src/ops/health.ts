@@ -18,71 +18,117 @@ export interface HealthOptions {
 const READINESS_CHECK_MS = 5000
 
 /**
+ * How long a check of the store stands for /readyz: a flood of probes then costs a few store
+ * checks a second, not one each, and a probe waits no longer than for one check.
+ */
+export const READINESS_FRESH_MS = 250
+
+/**
  * Liveness and readiness for load balancers and orchestrators: outside /v1, no key. Redis is
  * not part of readiness: it only holds the rate-limit counters, and while it is away every
  * instance serves uncounted; failing readiness would take the whole fleet out of the balancer.
  */
 export async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
+  const readiness = new Readiness(options, app.log)
   // One line when writes start failing for a condition of the storage (disk full, read-only,
   // I/O error), one when they work again; the requests failed in between log nothing more.
+  // Not ready at once: the balancer should stop sending writes that cannot succeed.
   options.store.watchWrites((failure) => {
     if (failure) app.log.error({ reason: failure.message }, 'store writes are failing: answering 503 until one succeeds')
     else app.log.info('store writes work again')
+    readiness.writesChanged(failure)
   })
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
   app.get<{ Querystring: { verbose?: string } }>('/readyz', { schema: { hide: true } }, async (request) => {
-    const problem = await notReadyBecause(options, request.log)
-    options.ready?.set(problem === undefined ? 1 : 0)
+    const problem = await readiness.problem()
     if (problem !== undefined) throw problem
     if (request.query.verbose === undefined) return { status: 'ready' }
     return { status: 'ready', checks: { store: 'up', ...(options.checkRedis && { redis: await options.checkRedis() }) } }
   })
 
-  if (options.ready) reportReadiness(app, options, options.ready)
-}
-
-/** Why the instance is not ready, as /readyz answers it; undefined when it is ready. */
-async function notReadyBecause ({ store, isDraining }: HealthOptions, log: FastifyBaseLogger | undefined): Promise<Error | undefined> {
-  if (isDraining()) return new ApiError('unavailable', 'The server is shutting down.')
-  try {
-    await store.checkReady()
-  } catch (error) {
-    // Logged once, when writes started failing (above); its 503 is not logged again per check.
-    if (error instanceof StorageConditionError) return error
-    log?.warn({ err: error }, 'not ready: store')
-    return new ApiError('unavailable', 'The store is not reachable or not migrated')
-  }
-  return undefined
-}
-
-/**
- * Keeps petstore_ready current whether or not anything asks /readyz: checked once before the
- * app is ready, then every READINESS_CHECK_MS, one check at a time. A change is logged once,
- * not every check.
- */
-function reportReadiness (app: FastifyInstance, options: HealthOptions, ready: Gauge) {
+  // petstore_ready stays current whether or not anything asks /readyz.
   let timer: NodeJS.Timeout | undefined
-  let checking = false
-  let wasReady: boolean | undefined
-  const check = async () => {
-    if (checking) return
-    checking = true
-    try {
-      // The cause is logged only when readiness is lost, not on every failing check.
-      const problem = await notReadyBecause(options, wasReady === false ? undefined : app.log)
-      const isReady = problem === undefined
-      ready.set(isReady ? 1 : 0)
-      if (wasReady === false && isReady) app.log.info('ready again')
-      wasReady = isReady
-    } finally {
-      checking = false
-    }
-  }
   app.addHook('onReady', async () => {
-    await check()
-    timer = setInterval(check, READINESS_CHECK_MS).unref()
+    await readiness.check()
+    timer = setInterval(() => readiness.check(), READINESS_CHECK_MS).unref()
   })
   app.addHook('onClose', async () => { clearInterval(timer) })
 }
+
+/**
+ * Whether the instance is ready, as /readyz answers: not draining, and the store answers (from
+ * a check at most READINESS_FRESH_MS old, one at a time, or from a write that failed since).
+ * Each change is logged once: a lost store by its cause, failing writes by the store's own
+ * line (above), a return by "ready again".
+ */
+class Readiness {
+  readonly #options: HealthOptions
+  readonly #log: FastifyBaseLogger
+  #problem: Error | undefined
+  #known = false
+  #checkedAt = -Infinity
+  #checking: Promise<void> | undefined
+  // Moved on by each write's news: a check begun before it answers for an older state.
+  #generation = 0
+
+  constructor (options: HealthOptions, log: FastifyBaseLogger) {
+    this.#options = options
+    this.#log = log
+  }
+
+  /** Why the instance is not ready; undefined when it is. */
+  async problem (): Promise<Error | undefined> {
+    if (!this.#options.isDraining() && performance.now() - this.#checkedAt >= READINESS_FRESH_MS) await this.check()
+    this.#report()
+    return this.#options.isDraining() ? DRAINING : this.#problem
+  }
+
+  /** Checks the store now, or joins the check in flight. */
+  check (): Promise<void> {
+    this.#checking ??= this.#checkStore().finally(() => { this.#checking = undefined })
+    return this.#checking
+  }
+
+  /** The store's news of its writes: failing makes the instance not ready at once. */
+  writesChanged (failure: StorageConditionError | undefined): void {
+    // Working again clears only what failing writes caused; anything else waits for a check.
+    if (failure === undefined && !(this.#problem instanceof StorageConditionError)) return
+    this.#generation++
+    this.#checkedAt = performance.now()
+    // The store's own line tells this change.
+    this.#change(failure, { logged: true })
+  }
+
+  async #checkStore (): Promise<void> {
+    const generation = this.#generation
+    let problem: Error | undefined
+    let cause: unknown
+    try {
+      await this.#options.store.checkReady()
+    } catch (error) {
+      problem = error instanceof StorageConditionError ? error : new ApiError('unavailable', 'The store is not reachable or not migrated')
+      cause = error
+    }
+    if (generation !== this.#generation) return
+    this.#checkedAt = performance.now()
+    this.#change(problem, { logged: problem instanceof StorageConditionError, cause })
+  }
+
+  #change (problem: Error | undefined, { logged, cause }: { logged: boolean, cause?: unknown }): void {
+    const wasReady = this.#known ? this.#problem === undefined : undefined
+    this.#problem = problem
+    this.#known = true
+    this.#report()
+    if (logged) return
+    if (problem !== undefined && wasReady !== false) this.#log.warn({ err: cause }, 'not ready: store')
+    if (problem === undefined && wasReady === false) this.#log.info('ready again')
+  }
+
+  #report (): void {
+    this.#options.ready?.set(this.#options.isDraining() || this.#problem !== undefined ? 0 : 1)
+  }
+}
+
+const DRAINING = new ApiError('unavailable', 'The server is shutting down.')

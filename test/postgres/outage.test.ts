@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { READINESS_FRESH_MS } from '../../src/ops/health.ts'
 import { openStore } from '../../src/store/index.ts'
 import { issueKey } from '../helpers.ts'
 import { freshSchema, schemaUrl, testDatabaseAddress } from '../pg-schema.ts'
@@ -92,6 +93,8 @@ test('a PostgreSQL outage answers 503 unavailable in bounded time, fails /readyz
   proxy.setMode('forward')
   const back = await recovers('back-list')
   assert.deepEqual({ status: back.status, body: back.body }, { status: 200, body: [created.body] })
+  // The last readiness check saw the refusal; /readyz checks again once it is this old.
+  await sleep(READINESS_FRESH_MS)
   assert.deepEqual((await call('GET', '/readyz', 'back-ready')).body, { status: 'ready' })
   assert.deepEqual((await call('POST', '/v1/pets', 'back-create', { name: 'Ace', categoryId: 8 })).body, { id: 2, name: 'Ace', categoryId: 8 })
   assert.equal(server.child.exitCode, null, 'the same process served throughout')
