@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
+import { redisMetrics } from '../src/ops/metrics.ts'
 import { buildTestApp } from './helpers.ts'
 import { tempDir } from './processes.ts'
 import { scrape } from './scrape.ts'
@@ -85,6 +86,8 @@ function runPromtool (tool: string, args: string[]): { status: number | null, ou
 
 test('every metric the alert rules and the dashboard name is on /metrics of a running app', async (t) => {
   const { app } = await buildTestApp(t)
+  // As with REDIS_URL set, which adds Redis's metrics.
+  redisMetrics(app.metrics)
   const types = exposedTypes(await scrape(app))
   const alerts = metricNames(alertExpressions(readFileSync(ALERTS, 'utf8')))
   const dashboard = metricNames(dashboardExpressions(JSON.parse(readFileSync(DASHBOARD, 'utf8'))))
@@ -97,6 +100,7 @@ test('every metric the alert rules and the dashboard name is on /metrics of a ru
     'nodejs_eventloop_lag_p99_seconds',
     'petstore_rate_limited_total',
     'petstore_ready',
+    'petstore_redis_up',
     'petstore_store_query_duration_seconds_count'
   ])
   assert.deepEqual(dashboard, [
@@ -125,7 +129,7 @@ test('promtool accepts the alert rules, and each rule fires in its unit test and
   if (!tool) return
   const checked = runPromtool(tool, ['check', 'rules', ALERTS])
   assert.equal(checked.status, 0, checked.output)
-  assert.match(checked.output, /SUCCESS: 7 rules found/)
+  assert.match(checked.output, /SUCCESS: 8 rules found/)
   const tested = runPromtool(tool, ['test', 'rules', ALERT_TESTS])
   assert.equal(tested.status, 0, tested.output)
   // Every alert of the rules file is exercised by a test.
