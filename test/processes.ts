@@ -42,11 +42,13 @@ export interface ServerProcess {
  * back from its "Server listening" and "metrics listening" log lines; stopped by its pid when
  * the test ends.
  */
-export async function startServer (t: TestContext, env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['src/server.ts'], {
+export async function startServer (t: TestContext, env: Record<string, string>, nodeFlags: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, 'src/server.ts'], {
     cwd: ROOT,
     // No drain window on stop: no load balancer is waiting to move traffic away in a test.
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...env },
+    // A first key, should the server make one, goes to a folder of the test's own, never to the
+    // project's ./data (the default beside a database that is not a file).
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...firstKeyFileOf(t, env), ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.after(() => stopProcess(child))
@@ -86,6 +88,12 @@ export async function stopProcess (child: ChildProcess): Promise<void> {
 /** The JSON log lines a server wrote to stdout so far. */
 export function logLines (server: ServerProcess): Array<Record<string, unknown>> {
   return server.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line))
+}
+
+/** FIRST_KEY_FILE in a temporary folder, unless the test names one or the key goes beside its SQLite file. */
+function firstKeyFileOf (t: TestContext, env: Record<string, string>): Record<string, string> {
+  const besideItsFile = env.DATABASE_URL?.startsWith('sqlite:') && env.DATABASE_URL !== 'sqlite::memory:'
+  return 'FIRST_KEY_FILE' in env || besideItsFile ? {} : { FIRST_KEY_FILE: join(tempDir(t), 'first-api-key') }
 }
 
 /** A temporary directory removed when the test ends. */

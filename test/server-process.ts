@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request as httpRequest, type OutgoingHttpHeaders } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 /**
  * The service as operators run it: `node src/server.ts` in its own process, on a loopback port
@@ -21,8 +24,11 @@ export interface ServerProcess {
 }
 
 export async function startServer (env: Record<string, string>, startTimeoutMs = 30_000): Promise<ServerProcess> {
+  const keyDir = mkdtempSync(join(tmpdir(), 'petstore-server-'))
   const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    // A first key, should the server make one, goes to a folder of its own (removed when it
+    // exits), never to the default beside a database that is not a file: the project's ./data.
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', FIRST_KEY_FILE: join(keyDir, 'first-api-key'), ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const lines: string[] = []
@@ -34,7 +40,10 @@ export async function startServer (env: Record<string, string>, startTimeoutMs =
   child.stdout!.on('data', remember)
   child.stderr!.on('data', remember)
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }))
+    child.once('exit', (code, signal) => {
+      rmSync(keyDir, { recursive: true, force: true })
+      resolve({ code, signal })
+    })
   })
   const logTail = () => lines.join('\n')
   const port = await new Promise<number>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { probePostgres } from '../scripts/service-probes.ts'
@@ -8,16 +9,17 @@ import { startOtlpReceiver, type ReceivedSpan } from './otlp-receiver.ts'
 import { freshSchema, TEST_DATABASE_URL } from './pg-schema.ts'
 import { logLines, startServer, tempDir, type ServerProcess } from './processes.ts'
 
-const FIRST_KEY = /First API key \(shown once, keep it\): (psk_[A-Za-z0-9_-]{43})\n/
 const MODULE_LOADS = `--import=${new URL('module-loads.ts', import.meta.url).pathname}`
 const SERVER_KIND = 2
 const WAIT_MS = 15_000
 
 /** The server of one test with a fresh store, its first key, and what it loaded. */
 async function startWithKey (t: TestContext, env: Record<string, string>) {
-  const server = await startServer(t, { NODE_OPTIONS: MODULE_LOADS, ...env })
-  // Printed on stderr before listening, but the two pipes are read independently.
-  const key = await waitFor('first key on stderr', () => FIRST_KEY.exec(server.stderr())?.[1])
+  // A file of the test's own: on PostgreSQL the default would be ./data in the repository.
+  const keyFile = join(tempDir(t), 'first-api-key')
+  const server = await startServer(t, { NODE_OPTIONS: MODULE_LOADS, FIRST_KEY_FILE: keyFile, METRICS_PORT: '0', ...env })
+  // Written before the server listens.
+  const key = readFileSync(keyFile, 'utf8').trim()
   const loaded = () => server.stderr().split('\n').filter((line) => line.startsWith('loaded '))
   return { server, authorization: `Bearer ${key}`, loaded }
 }
