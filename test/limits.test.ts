@@ -117,9 +117,9 @@ describe('limits on what one client can make the server do', () => {
     assert.equal((await answer).status, 200)
   })
 
-  test('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS; a slow answer in progress is not cut', async (t) => {
+  test('a connection that never sends a byte is closed after FIRST_BYTE_TIMEOUT_MS; a slow answer in progress is not cut', async (t) => {
     const { port, key } = await listenTestApp(t, {
-      env: { REQUEST_TIMEOUT_MS: '300', HEADERS_TIMEOUT_MS: '300', CONNECTIONS_CHECK_INTERVAL_MS: '50' },
+      env: { FIRST_BYTE_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '300', HEADERS_TIMEOUT_MS: '300', CONNECTIONS_CHECK_INTERVAL_MS: '50' },
       faults: { beforeStoreCall: async (operation) => { if (operation === 'getPet') await sleep(900) } }
     })
     // Client and server share this process: were it held up (a busy machine), the close would

@@ -256,5 +256,7 @@ test('an over-long line is never held whole: importing a 256 MiB line keeps memo
   const summary = await importPets(store, Readable.from(input()), { batchSize: 10, startLine: 1, progress, reject: async (line) => { rejected.push(line) } })
   assert.deepEqual(summary, { imported: 2, lines: 3, batches: 1, rejected: 1 })
   assert.equal(rejected[0]?.reason, `the line is ${256 * chunk} bytes, longer than the 16 KiB createPet takes`)
-  assert.ok(peak - before < 16 * chunk, `${(peak - before) / chunk} MiB of buffers held`)
+  // Readable.from reads up to 16 chunks ahead of the importer, and a collection may leave a few
+  // more: far below the 256 chunks that holding the line would keep.
+  assert.ok(peak - before < 64 * chunk, `${(peak - before) / chunk} MiB of buffers held`)
 })
