@@ -59,6 +59,8 @@ const once = [...globSync('test/*.test.ts'), ...globSync('client/test/*.test.ts'
 const perStore = globSync('test/api/*.test.ts').sort()
 const postgresOnly = globSync('test/postgres/*.test.ts').sort()
 const redisOnly = globSync('test/redis/*.test.ts').sort()
+// A pg_auto_failover formation of their own (PostgreSQL 15 binaries, not the shared server).
+const failover = globSync('test/failover/*.test.ts').sort()
 
 const [postgresDown, redisDown] = await Promise.all([probePostgres(TEST_DATABASE_URL), probeRedis(TEST_REDIS_URL)])
 const missing: string[] = []
@@ -76,6 +78,10 @@ if (await unreachable('PostgreSQL', TEST_DATABASE_URL, [...perStore, ...postgres
   results.push(['postgres', run])
   postgresTests = run.tests
 }
+
+// Each test makes its own formation and kills its processes: the pass needs no service, and a
+// missing pg_autoctl fails it under CI (the tests say so), like haproxy for the stack test.
+results.push(['failover', await runSuite('Failover: pg_auto_failover formation under load', failover, {})])
 
 process.stdout.write('\n=== summary ===\n')
 for (const [label, r] of results) {
