@@ -1,6 +1,12 @@
 import type pg from 'pg'
-import { createPool, failureOf, isOutage, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { createPool, dropsConnection, failureOf, isOutage, NoHostError, outageReason, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { NotPrimaryError } from './primary.ts'
 import { PET_INSERT_LOCK } from './writes.ts'
+
+const WRITABLE_VERSION = "SELECT max(version) AS version, current_setting('transaction_read_only') = 'on' AS read_only FROM schema_migrations"
+
+// pg-pool's words when every connection stayed busy for DATABASE_CONNECT_TIMEOUT_MS.
+const waitedForFreeConnection = (error: unknown) => error instanceof Error && error.message === 'timeout exceeded when trying to connect'
 
 /**
  * The store's pooled connections: statements prepared once per connection, transactions, and
@@ -27,8 +33,28 @@ export class Connections {
     try {
       return await pool.connect()
     } catch (error) {
+      if (this.target.hosts.length > 1) return await this.#connectToNextHosts(pool, error)
       throw unavailable(this.target, this.#options, error)
     }
+  }
+
+  /**
+   * The host the selection named refused or could not be reached, and the selection moved on
+   * (see clientClassOf): tries the other hosts in turn, each once, as libpq does. A wait for a
+   * free connection that ran out is no host's fault, and is not tried again.
+   */
+  async #connectToNextHosts (pool: pg.Pool, first: unknown): Promise<pg.PoolClient> {
+    const reasons = [outageReason(first, this.#options)]
+    let last = first
+    while (isOutage(last) && !waitedForFreeConnection(last) && reasons.length < this.target.hosts.length) {
+      try {
+        return await pool.connect()
+      } catch (error) {
+        reasons.push(outageReason(error, this.#options))
+        last = error
+      }
+    }
+    throw unavailable(this.target, this.#options, reasons.length > 1 ? new NoHostError(reasons) : last)
   }
 
   /** One statement on a pooled connection. Row is the shape of the rows the statement returns. */
@@ -41,9 +67,33 @@ export class Connections {
       client.release()
       return result
     } catch (error) {
-      client.release(isOutage(error))
+      client.release(dropsConnection(this.target, error))
       throw failureOf(this.target, this.#options, error)
     }
+  }
+
+  /**
+   * Whether the connection a request would get can write, for readiness with
+   * target_session_attrs: a connection checked when it was opened may since have lost its
+   * primary (demoted, or turned read-only). One that cannot write is dropped, and this fails
+   * as an outage; the next connection goes through the selection again. Returns the schema's
+   * latest migration, which readiness reads anyway.
+   */
+  async writableVersion (): Promise<number> {
+    const client = await this.#connect(this.pool)
+    let readOnly: boolean
+    let version: number
+    try {
+      const { rows } = await client.query<{ version: number | null, read_only: boolean }>(WRITABLE_VERSION)
+      readOnly = rows[0]!.read_only
+      version = Number(rows[0]!.version ?? 0)
+    } catch (error) {
+      client.release(dropsConnection(this.target, error))
+      throw failureOf(this.target, this.#options, error)
+    }
+    client.release(readOnly)
+    if (readOnly) throw unavailable(this.target, this.#options, new NotPrimaryError('the connection\'s host no longer takes writes (transaction_read_only is on)'))
+    return version
   }
 
   /** Runs work inside BEGIN … COMMIT on one connection of pool; an error rolls it back. */
@@ -57,7 +107,7 @@ export class Connections {
       return result
     } catch (error) {
       // A connection that broke, or whose ROLLBACK failed, is thrown away rather than reused.
-      const rolledBack = !isOutage(error) && await client.query('ROLLBACK').then(() => true, () => false)
+      const rolledBack = !dropsConnection(this.target, error) && await client.query('ROLLBACK').then(() => true, () => false)
       client.release(!rolledBack)
       throw failureOf(this.target, this.#options, error)
     }

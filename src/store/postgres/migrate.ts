@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { loadMigrations } from '../migrations.ts'
-import { createMigrationClient, isOutage, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { connectClient, isOutage, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
 
 // Two-key advisory lock: this constant names "petstore migrations", the second key the schema,
 // so instances on different schemas of one database do not wait for each other.
@@ -8,12 +8,7 @@ const MIGRATION_LOCK = 0x7065_7473
 
 /** Applies the migrations not yet applied, on a connection of its own; returns their names. */
 export async function migrate (target: PostgresTarget, options: PostgresOptions): Promise<string[]> {
-  const client = createMigrationClient(target, options)
-  try {
-    await client.connect()
-  } catch (error) {
-    throw unavailable(target, options, error)
-  }
+  const client = await connectClient(target, options)
   const run = <Row extends pg.QueryResultRow = Record<string, never>>(text: string, values: unknown[] = []) => client.query<Row>(text, values)
   try {
     await run('BEGIN')

@@ -1,5 +1,7 @@
 import pg from 'pg'
-import { describeCause, redactUrl, StorageConditionError, StoreUnavailableError, StoreUrlError } from '../errors.ts'
+import { describeCause, StorageConditionError, StoreUnavailableError } from '../errors.ts'
+import { clientClassOf, NotPrimaryError } from './primary.ts'
+import type { PostgresTarget } from './url.ts'
 
 /** Pool bounds and timeouts: DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS. */
 export interface PostgresOptions {
@@ -8,37 +10,7 @@ export interface PostgresOptions {
   connectTimeoutMs?: number
 }
 
-export interface PostgresTarget {
-  /** The URL handed to pg, without the `schema` parameter. */
-  connectionString: string
-  /** From `?schema=NAME`: the schema all tables live in, created by migrate. */
-  schema?: string
-  /** host:port/database, for messages. */
-  where: string
-}
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
-
-/** Reads a postgres:// or postgresql:// URL; `?schema=NAME` selects a schema (lower-case identifier). */
-export function parsePostgresUrl (url: string): PostgresTarget {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new StoreUrlError(`DATABASE_URL is not a valid postgres:// URL: ${JSON.stringify(redactUrl(url))}`)
-  }
-  const schema = parsed.searchParams.get('schema') ?? undefined
-  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
-    throw new StoreUrlError(`DATABASE_URL schema must be a lower-case identifier (a-z, 0-9, _), got ${JSON.stringify(schema)}`)
-  }
-  parsed.searchParams.delete('schema')
-  const database = decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username) || 'postgres'
-  return {
-    connectionString: parsed.toString(),
-    schema,
-    where: `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}/${database}${schema ? `?schema=${schema}` : ''}`
-  }
-}
+export { parsePostgresUrl, type PostgresTarget } from './url.ts'
 
 // int8 stays the text PostgreSQL sends, whatever a global type parser says; the adapter
 // turns it into a bigint itself, so no id or categoryId ever passes through a double.
@@ -85,6 +57,8 @@ export function createPool (target: PostgresTarget, options: PostgresOptions, ma
   const statementTimeout = options.statementTimeoutMs ?? 5000
   const pool = new pg.Pool({
     ...connectionConfig(target, options),
+    // With target_session_attrs, each new connection is checked (see clientClassOf).
+    ...(target.sessionAttrs !== undefined && { Client: clientClassOf(target) }),
     max,
     statement_timeout: statementTimeout,
     query_timeout: statementTimeout + READ_TIMEOUT_MARGIN_MS,
@@ -105,9 +79,36 @@ export function createPool (target: PostgresTarget, options: PostgresOptions, ma
  * another instance's migration lock and run long DDL.
  */
 export function createMigrationClient (target: PostgresTarget, options: PostgresOptions): pg.Client {
-  const client = new pg.Client(connectionConfig(target, options))
+  const client = new (clientClassOf(target))(connectionConfig(target, options))
   client.on('error', () => {})
   return client
+}
+
+/**
+ * A connected migration client. With several hosts, each refused or unreachable host moves the
+ * selection on (see clientClassOf) and the next is tried, once each: as libpq does, at most
+ * DATABASE_CONNECT_TIMEOUT_MS per host.
+ */
+export async function connectClient (target: PostgresTarget, options: PostgresOptions): Promise<pg.Client> {
+  const reasons: string[] = []
+  for (;;) {
+    const client = createMigrationClient(target, options)
+    try {
+      await client.connect()
+      return client
+    } catch (error) {
+      reasons.push(outageReason(error, options))
+      if (reasons.length >= target.hosts.length) throw unavailable(target, options, reasons.length > 1 ? new NoHostError(reasons) : error)
+    }
+  }
+}
+
+/** Every host of the URL was tried and none took writes; the message has each one's reason. */
+export class NoHostError extends Error {
+  override readonly name = 'NoHostError'
+  constructor (reasons: string[]) {
+    super(`no host takes writes: ${reasons.join('; ')}`)
+  }
 }
 
 /**
@@ -127,6 +128,7 @@ const LOST_CONNECTION = /^(Connection terminated|Client has encountered a connec
  * driver's own timeouts. Anything else (a TypeError, a constraint) stays an error of ours.
  */
 export function isOutage (error: unknown): boolean {
+  if (error instanceof NotPrimaryError || error instanceof NoHostError) return true
   if (error instanceof pg.DatabaseError) return /^(08|53|57)/.test(error.code ?? '')
   if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' && NETWORK_ERROR_CODES.has(error.code)) return true
   const message = error instanceof Error ? error.message : ''
@@ -136,6 +138,20 @@ export function isOutage (error: unknown): boolean {
 // SQLSTATEs of a storage that cannot take a write: disk_full, read_only_sql_transaction (a
 // standby, or a database set read-only), io_error.
 const STORAGE_CONDITIONS = new Set(['53100', '25006', '58030'])
+
+/** read_only_sql_transaction: the session cannot write. */
+function isReadOnly (error: unknown): error is pg.DatabaseError {
+  return error instanceof pg.DatabaseError && error.code === '25006'
+}
+
+/**
+ * Whether a connection that failed with error must be thrown away rather than reused: it broke,
+ * or (with target_session_attrs) its host no longer takes writes, having been demoted or turned
+ * read-only since the connection was checked. A new connection then goes through the selection.
+ */
+export function dropsConnection (target: PostgresTarget, error: unknown): boolean {
+  return isOutage(error) || (target.sessionAttrs !== undefined && isReadOnly(error))
+}
 
 /** The server's reason when error is a condition of its storage rather than a bug; undefined otherwise. */
 export function storageCondition (error: unknown): string | undefined {
@@ -147,7 +163,7 @@ export function isLockTimeout (error: unknown): boolean {
   return error instanceof pg.DatabaseError && error.code === '55P03'
 }
 
-function outageReason (error: unknown, options: PostgresOptions): string {
+export function outageReason (error: unknown, options: PostgresOptions): string {
   const cause = describeCause(error)
   if (CONNECT_TIMEOUT_MESSAGES.has(cause)) return `no connection within ${options.connectTimeoutMs ?? 2000} ms (DATABASE_CONNECT_TIMEOUT_MS)`
   if (cause === 'Query read timeout') return `no answer within ${(options.statementTimeoutMs ?? 5000) + READ_TIMEOUT_MARGIN_MS} ms (DATABASE_STATEMENT_TIMEOUT_MS)`
@@ -160,6 +176,12 @@ export function unavailable (target: PostgresTarget, options: PostgresOptions, e
 
 /** What a failed statement is thrown as: a storage condition, an outage, or the error itself (a bug of ours). */
 export function failureOf (target: PostgresTarget, options: PostgresOptions, error: unknown): unknown {
+  // With target_session_attrs, read-only means this host is not the primary (any more): an
+  // outage that the next connection's selection ends, not a condition of the storage. With
+  // one host and no target_session_attrs, it stays a database set read-only (below).
+  if (target.sessionAttrs !== undefined && isReadOnly(error)) {
+    return new StoreUnavailableError(`PostgreSQL at ${target.where} is unavailable: the connection's host no longer takes writes: ${error.message}`, { cause: error })
+  }
   const condition = storageCondition(error)
   if (condition !== undefined) return new StorageConditionError(`PostgreSQL at ${target.where} cannot write: ${condition}`, { cause: error })
   return isOutage(error) ? unavailable(target, options, error) : error

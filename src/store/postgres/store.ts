@@ -59,8 +59,12 @@ export class PostgresStore implements Store {
   }
 
   async checkReady (): Promise<void> {
-    const { rows } = await this.#db.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')
-    if (Number(rows[0]?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
+    // With target_session_attrs, ready means the host in use takes writes: after a failover,
+    // not ready until connections reach the new primary.
+    const version = this.#db.target.sessionAttrs === undefined
+      ? Number((await this.#db.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations')).rows[0]?.version ?? 0)
+      : await this.#db.writableVersion()
+    if (version < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
     if (this.#writes.failure) await this.#write(() => this.#db.query(PROBE_WRITE))
   }
 
