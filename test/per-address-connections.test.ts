@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { connect, type NetConnectOpts, type Socket } from 'node:net'
+import { connect, createServer, type AddressInfo, type NetConnectOpts, type Socket } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { describe, test, type TestContext } from 'node:test'
 import { addressKey } from '../src/auth/rate-limits.ts'
@@ -117,6 +117,27 @@ describe('connections per client address', () => {
     const talkingMs = performance.now() - started
     assert.equal(answer.status, 408)
     assert.ok(talkingMs >= 1400, `partial headers cut after ${talkingMs} ms, before HEADERS_TIMEOUT_MS`)
+  })
+
+  test('a request sent in time is served even when the event loop was held up past FIRST_BYTE_TIMEOUT_MS before reading it', async (t) => {
+    const { port } = await listenTestApp(t, { env: { FIRST_BYTE_TIMEOUT_MS: '100' } })
+    const socket = await connectFrom(t, port, '127.0.0.2')
+    const answer = readAnswer(socket, 5000)
+    // Let the server take the connection (and start its timer) before the request is sent.
+    await sleep(20)
+    // Sent from a socket event, so that the server's socket is looked at again only in the next
+    // turn of the loop, after that turn's timers: the way a loop held up by other work sees it.
+    const nudge = createServer((peer) => peer.once('data', () => peer.destroy()))
+    nudge.listen(0, '127.0.0.1')
+    await once(nudge, 'listening')
+    t.after(() => nudge.close())
+    const nudging = await connectFrom(t, (nudge.address() as AddressInfo).port, '127.0.0.1')
+    nudging.write('x')
+    await once(nudging, 'end')
+    socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n')
+    const until = performance.now() + 300
+    while (performance.now() < until);
+    assert.equal((await answer).status, 200)
   })
 
   test('16 addresses holding their cap of silent connections, reopened as they are closed, leave another address served', async (t) => {

@@ -73,6 +73,12 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
 }
 
 function closeIfSilent (socket: Socket) {
+  // Timers run before the event loop reads the sockets: after the loop was held up, bytes that
+  // arrived in time may still wait in the kernel. They are read before setImmediate runs.
+  if (socket.bytesRead === 0) setImmediate(destroyIfSilent, socket)
+}
+
+function destroyIfSilent (socket: Socket) {
   if (socket.bytesRead === 0) socket.destroy()
 }
 
