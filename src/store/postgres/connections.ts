@@ -20,12 +20,14 @@ export class Connections {
   readonly insertPool: pg.Pool
   // Each statement is prepared once per connection, under a name of its own.
   readonly #statementNames = new Map<string, string>()
+  readonly #poolSize: number
 
   constructor (target: PostgresTarget, options: PostgresOptions) {
     this.target = target
     this.#options = options
     const sizes = poolSizes(options)
-    this.pool = createPool(target, options, sizes?.others ?? 1)
+    this.#poolSize = sizes?.others ?? 1
+    this.pool = createPool(target, options, this.#poolSize)
     this.insertPool = sizes ? createPool(target, options, sizes.inserts) : this.pool
   }
 
@@ -73,27 +75,30 @@ export class Connections {
   }
 
   /**
-   * Whether the connection a request would get can write, for readiness with
-   * target_session_attrs: a connection checked when it was opened may since have lost its
-   * primary (demoted, or turned read-only). One that cannot write is dropped, and this fails
-   * as an outage; the next connection goes through the selection again. Returns the schema's
-   * latest migration, which readiness reads anyway.
+   * Whether the connections requests get can write, for readiness with target_session_attrs: a
+   * connection checked when it was opened may since have lost its primary (demoted, or turned
+   * read-only). Each idle one that cannot write is dropped in turn, so that reads stop going to
+   * the old primary too; a new connection goes through the selection, so this ends within the
+   * pool's size, with a connection that can write or as an outage. Returns the schema's latest
+   * migration, which readiness reads anyway.
    */
   async writableVersion (): Promise<number> {
-    const client = await this.#connect(this.pool)
-    let readOnly: boolean
-    let version: number
-    try {
-      const { rows } = await client.query<{ version: number | null, read_only: boolean }>(WRITABLE_VERSION)
-      readOnly = rows[0]!.read_only
-      version = Number(rows[0]!.version ?? 0)
-    } catch (error) {
-      client.release(dropsConnection(this.target, error))
-      throw failureOf(this.target, this.#options, error)
+    for (let dropped = 0; ; dropped++) {
+      const client = await this.#connect(this.pool)
+      let readOnly: boolean
+      let version: number
+      try {
+        const { rows } = await client.query<{ version: number | null, read_only: boolean }>(WRITABLE_VERSION)
+        readOnly = rows[0]!.read_only
+        version = Number(rows[0]!.version ?? 0)
+      } catch (error) {
+        client.release(dropsConnection(this.target, error))
+        throw failureOf(this.target, this.#options, error)
+      }
+      client.release(readOnly)
+      if (!readOnly) return version
+      if (dropped >= this.#poolSize) throw unavailable(this.target, this.#options, new NotPrimaryError('the connection\'s host no longer takes writes (transaction_read_only is on)'))
     }
-    client.release(readOnly)
-    if (readOnly) throw unavailable(this.target, this.#options, new NotPrimaryError('the connection\'s host no longer takes writes (transaction_read_only is on)'))
-    return version
   }
 
   /** Runs work inside BEGIN … COMMIT on one connection of pool; an error rolls it back. */
