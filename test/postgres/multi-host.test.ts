@@ -6,7 +6,8 @@ import { openStore } from '../../src/store/index.ts'
 import { parsePostgresUrl } from '../../src/store/postgres/url.ts'
 import { issueKey } from '../helpers.ts'
 import { canRunClusters, caughtUp, promote, queryNode, startPrimaryAndStandby, type PgNode } from '../postgres-cluster.ts'
-import { startServer, type ServerProcess } from '../processes.ts'
+import { runToExit, startServer, type ServerProcess } from '../processes.ts'
+import { startTcpProxy } from '../tcp-proxy.ts'
 
 /*
  * DATABASE_URL in libpq's multi-host form, against a primary and a real streaming standby of
@@ -27,7 +28,7 @@ const clustersMissing = canRunClusters()
 const skip = clustersMissing !== undefined && process.env.CI !== 'true' ? clustersMissing : false
 
 /** The service's DATABASE_URL: the hosts in the order given, and the schema of this test. */
-function multiHostUrl (nodes: PgNode[], attrs: string, schema: string): string {
+function multiHostUrl (nodes: Array<{ port: number }>, attrs: string, schema: string): string {
   return `postgres://postgres@${nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}/postgres?target_session_attrs=${attrs}&schema=${schema}`
 }
 
@@ -87,6 +88,15 @@ test('DATABASE_URL in the multi-host form: each host read as one host is, target
   for (const [url, message] of refusals) {
     assert.throws(() => parsePostgresUrl(url), (error: unknown) => error instanceof StoreUrlError && error.message === message, url)
   }
+})
+
+test('a DATABASE_URL with several hosts and no target_session_attrs stops the server with one line saying what to add', async () => {
+  const env = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:9,127.0.0.1:10/petstore' }
+  assert.deepEqual(await runToExit(['src/server.ts'], env), {
+    code: 1,
+    stdout: '',
+    stderr: 'petstore: cannot start: DATABASE_URL names 2 hosts: add target_session_attrs=read-write (or primary), so that only the host that takes writes is used\n'
+  })
 })
 
 /** A schema migrated and a key issued through the multi-host URL itself. */
@@ -319,4 +329,41 @@ test('the primary turns read-only and the standby is promoted: writes on its ope
   assert.deepEqual({ exitCode: server.child.exitCode, signal: server.child.signalCode }, { exitCode: null, signal: null }, 'the same process served throughout')
   await settleAndCheck(server, key, load, standby, schema)
   t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest answer ${Math.round(load.slowest())} ms`)
+})
+
+test('the primary silent behind a partition and the standby promoted: answers 503 within the documented bound, never hang, and the same process then writes to the new primary', { skip, timeout: 180_000 }, async (t) => {
+  assertClusters()
+  const { primary, standby } = await startPrimaryAndStandby(t)
+  // The service reaches the primary only through a proxy that can swallow every byte; the
+  // standby still replicates from it directly.
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: primary.port })
+  t.after(() => proxy.close())
+  const schema = 'petstore_partition'
+  const url = multiHostUrl([proxy, standby], 'read-write', schema)
+  const key = await prepared(t, url)
+  const server = await serverOn(t, url)
+  const load = startLoad(server, key)
+  t.after(() => load.stop())
+  const readiness = watchReadiness(server, key)
+  t.after(() => readiness.stop())
+
+  await sleep(1000)
+  proxy.setMode('blackhole')
+  // Long enough for statements on open connections to be given up and new ones to time out.
+  await sleep(STATEMENT_TIMEOUT_MS + 1000 + HOSTS * CONNECT_TIMEOUT_MS + 1000)
+  await caughtUp(primary, standby)
+  await promote(standby)
+  const createMs = await createsAgain(server, key, 'after-promotion')
+  await sleep(1000)
+  await load.stop()
+  await sleep(400)
+  await readiness.stop()
+
+  assert.deepEqual(load.unexpected, [])
+  assert.ok(load.counts.unavailable > 0, 'no request answered 503 in the partition: the test proved nothing')
+  assert.deepEqual(readiness.seen, [200, 503, 200])
+  assert.ok(load.slowest() < ANSWER_BOUND_MS, `slowest answer ${load.slowest()} ms, bound ${ANSWER_BOUND_MS} ms`)
+  assert.deepEqual({ exitCode: server.child.exitCode, signal: server.child.signalCode }, { exitCode: null, signal: null }, 'the same process served throughout')
+  await settleAndCheck(server, key, load, standby, schema)
+  t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest answer ${Math.round(load.slowest())} ms (bound ${ANSWER_BOUND_MS} ms)`)
 })
