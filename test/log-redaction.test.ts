@@ -109,7 +109,7 @@ test('a secret in the query stays out of the request line, and any line that quo
   assert.ok(!api.log.text().includes(secret.slice(0, 20)), 'the log holds the key')
 })
 
-test('ordinary paths and lines are logged as sent: short, percent-encoded, long runs of one case, UUIDs, hex digests', async (t) => {
+test('ordinary paths and lines are logged as sent: short, percent-encoded, long runs of one case or of both, UUIDs, hex digests', async (t) => {
   const api = await appWithLog(t)
   const paths = [
     '/v1/pets/123',
@@ -120,7 +120,9 @@ test('ordinary paths and lines are logged as sent: short, percent-encoded, long 
     `/v1/pets/${'0123456789abcdef'.repeat(4)}`,
     '/v1/pets/00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
     '/v1/pets/550e8400-e29b-41d4-a716-446655440000',
-    '/v1/pets/psk_short'
+    '/v1/pets/psk_short',
+    '/docs/Mister-Whiskers-Von-Fluffenstein-The-Third-Esquire',
+    `/v1/pets/${'CamelCaseWordsRunTogether'.repeat(3)}`
   ]
   for (const url of paths) await api.app.inject({ url, headers: api.auth })
   assert.deepEqual(api.log.entries().filter((line) => line.msg === 'request').map((line) => line.path), paths)

@@ -69,14 +69,15 @@ test('an X-Request-Id that is a key in any spelling, or its bare secret, is neit
   assert.ok(!JSON.stringify(lines).includes(secret.slice(0, 20)), 'the log holds the secret')
 })
 
-test('ordinary X-Request-Ids are kept: a UUID, a traceparent, a hex digest, a long id of one case', async (t) => {
+test('ordinary X-Request-Ids are kept: a UUID, a traceparent, a hex digest, long ids of one case or of both', async (t) => {
   const { app, auth, lines } = await appWithLog(t)
   const ids = [
     '550e8400-e29b-41d4-a716-446655440000',
     '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
     '0123456789abcdef'.repeat(4),
     'REQ-' + 'A1B2C3D4'.repeat(8),
-    'req_2024-01-01T12:00:00.123Z'
+    'req_2024-01-01T12:00:00.123Z',
+    'Checkout-Service_Order-Lookup-Request-Number-000123'
   ]
   for (const id of ids) {
     const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': id } })

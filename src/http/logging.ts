@@ -12,17 +12,19 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 /**
  * Text that looks like an API key (auth/keys.ts: psk_ and 43 base64url characters), in any
  * spelling: psk in any case, then _ or -, and 20 or more key characters, so that a key cut short
- * or run together with other text is caught too; or a run of 43 or more key characters with
+ * or run together with other text is caught too; or a run of exactly 43 key characters with
  * both upper- and lower-case letters, as the secret part alone has (a random 43 characters lack
  * either with negligible odds) and a UUID, a hex digest, a trace id or a lower-case slug never
- * has. The lookbehind makes a run start only where the run starts, so a
- * scan is one pass over the text.
+ * has. Longer runs (a long name, a digest) are not a secret alone. The lookarounds make a run
+ * start only where the run starts, so a scan is one pass over the text.
  */
-const KEY_LIKE = /psk[_-][\w-]{20,}|(?<![\w-])[\w-]{43,}/gi
+const KEY_LIKE = /psk[_-][\w-]{20,}|(?<![\w-])[\w-]{43}(?![\w-])/gi
 const REDACTED_KEY = 'psk_[REDACTED]'
-// Shorter text, or text without a run this long, holds no key: psk_ and 20 key characters is
-// the shortest form matched.
-const SHORTEST_KEY_TEXT = 24
+// Text without a run this long holds no key: psk_ and 20 key characters is the shortest
+// prefixed form matched, a secret alone is 43 characters.
+const SHORTEST_PREFIXED_KEY = 24
+const SECRET_LENGTH = 43
+const PREFIX = /psk/i
 // A percent-encoded key character, or a percent sign (a key encoded twice).
 const ENCODED_KEY_CHARACTER = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|5[Ff]|25)/g
 // Each pass undoes one encoding; a bound, so that %252525… cannot make the scan quadratic.
@@ -35,26 +37,26 @@ const DECODE_PASSES = 3
  */
 function withoutKeys (text: string): string {
   // Almost every path and log line ends here or after one scan that finds nothing.
-  if (text.length < SHORTEST_KEY_TEXT) return text
+  if (text.length < SHORTEST_PREFIXED_KEY) return text
   const plain = text.includes('%') ? decodeKeyCharacters(text) : text
-  if (!hasKeyRun(plain)) return text
+  if (!hasKeyRun(plain, PREFIX.test(plain) ? SHORTEST_PREFIXED_KEY : SECRET_LENGTH)) return text
   const cleaned = plain.replace(KEY_LIKE, redacted)
   // Nothing redacted (no match, or runs of one case only): the text is logged as it came.
   return cleaned === plain ? text : cleaned
 }
 
 /**
- * Whether the text has a run of SHORTEST_KEY_TEXT key characters, as every match of KEY_LIKE
- * has: a loop over the characters, cheaper than the expression on the paths and ids that
- * almost every request has, which have no such run.
+ * Whether the text has a run of `shortest` key characters, as every match of KEY_LIKE has: a
+ * loop over the characters, cheaper than the expression on the paths and ids that almost every
+ * request has, which have no such run (a UUID's is 36 characters).
  */
-function hasKeyRun (text: string): boolean {
+function hasKeyRun (text: string, shortest: number): boolean {
   let run = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     const keyCharacter = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 95
     run = keyCharacter ? run + 1 : 0
-    if (run === SHORTEST_KEY_TEXT) return true
+    if (run === shortest) return true
   }
   return false
 }
