@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureFirstKey } from '../src/auth/first-key.ts'
+import { hashApiKey } from '../src/auth/keys.ts'
 import type { Store } from '../src/store/types.ts'
 import { logLines, runCli, startServer, stopProcess, tempDir } from './processes.ts'
 
@@ -82,12 +83,22 @@ test('a first key file that cannot be written: no key is made, one line says how
   assert.deepEqual(await keyNames(databaseUrl), [])
 })
 
-test('a key the store refuses is not left in the file', async (t) => {
+test('a key the store refuses stays in its file, and the next start stores that key', async (t) => {
   const file = join(tempDir(t), 'first-api-key')
+  const stored: string[] = []
+  let refuse = true
   const store = {
-    countApiKeys: async () => 0,
-    createApiKey: async () => { throw new Error('disk I/O error') }
+    countApiKeys: async () => stored.length,
+    createApiKey: async ({ hash }: { hash: string }) => {
+      if (refuse) throw new Error('disk I/O error')
+      stored.push(hash)
+    }
   } as unknown as Store
   await assert.rejects(ensureFirstKey(store, file), /disk I\/O error/)
-  assert.equal(existsSync(file), false)
+  const key = readFileSync(file, 'utf8').trim()
+  assert.match(key, KEY)
+  refuse = false
+  assert.deepEqual(await ensureFirstKey(store, file), { outcome: 'created', file, prefix: key.slice(0, 12) })
+  assert.deepEqual(stored, [hashApiKey(key)])
+  assert.equal(readFileSync(file, 'utf8'), `${key}\n`, 'the file is left as it was')
 })

@@ -1,8 +1,9 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { PostgresOptions } from '../store/postgres/pool.ts'
+import { sqlitePath } from '../store/sqlite/store.ts'
 import type { Store } from '../store/types.ts'
-import { generateApiKey } from './keys.ts'
+import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './keys.ts'
 
 /**
  * A fresh store has no key, and a service nobody can call is no use: the first start makes
@@ -18,36 +19,46 @@ export type FirstKey =
   | { outcome: 'created', file: string, prefix: string }
   | { outcome: 'not_created', file: string, reason: string }
 
-/** FIRST_KEY_FILE, else next to the SQLite file, else ./data/first-api-key. */
+/** FIRST_KEY_FILE, else next to the SQLite file, else (PostgreSQL, sqlite::memory:) ./data/first-api-key. */
 export function firstKeyFile (config: { FIRST_KEY_FILE?: string, DATABASE_URL: string }): string {
   if (config.FIRST_KEY_FILE) return resolve(config.FIRST_KEY_FILE)
-  if (config.DATABASE_URL.startsWith('sqlite:')) return resolve(dirname(config.DATABASE_URL.slice('sqlite:'.length)), 'first-api-key')
-  return resolve('data', 'first-api-key')
+  const databaseFile = config.DATABASE_URL.startsWith('sqlite:') ? sqlitePath(config.DATABASE_URL) : ':memory:'
+  return resolve(databaseFile === ':memory:' ? 'data' : dirname(databaseFile), 'first-api-key')
 }
 
 /**
  * Makes the first key when the store has none. The file comes first: a key is stored only once
- * its plaintext is safely on disk, so a failure never leaves a working key nobody can read. The
- * file is created, never overwritten; when it cannot be, no key is made and the caller says how
- * to make one. On PostgreSQL the check and the insert run under an advisory lock, so instances
- * starting together on an empty database make one key between them.
+ * its plaintext is safely on disk, so no working key exists that nobody can read. The file is
+ * created, never overwritten. When the store has no key but the file holds one (a start that
+ * failed, or lost the insert's answer, after writing it), that key is stored: the file's key is
+ * the one that works. A file holding anything else makes no key, and the caller says how to make
+ * one. On PostgreSQL the check and the insert run under an advisory lock, so instances starting
+ * together on an empty database make one key between them.
  */
 export async function ensureFirstKey (store: Store, file: string, postgres?: { url: string, options: PostgresOptions }): Promise<FirstKey> {
   const make = async (): Promise<FirstKey> => {
     if (await store.countApiKeys() > 0) return { outcome: 'keys_exist' }
-    const generated = generateApiKey()
-    const reason = writeKeyFile(file, generated.key)
-    if (reason !== undefined) return { outcome: 'not_created', file, reason }
-    try {
-      await store.createApiKey({ name: 'first key', hash: generated.hash, prefix: generated.prefix })
-    } catch (error) {
-      // The key in the file never reached the store: it would only mislead.
-      rmSync(file, { force: true })
-      throw error
+    const kept = keyInFile(file)
+    const key = kept ?? generateApiKey().key
+    if (kept === undefined) {
+      const reason = writeKeyFile(file, key)
+      if (reason !== undefined) return { outcome: 'not_created', file, reason }
     }
-    return { outcome: 'created', file, prefix: generated.prefix }
+    const prefix = key.slice(0, 12)
+    await store.createApiKey({ name: 'first key', hash: hashApiKey(key), prefix })
+    return { outcome: 'created', file, prefix }
   }
   return postgres ? underFirstKeyLock(postgres.url, postgres.options, make) : make()
+}
+
+/** The key a first key file holds, when it exists and holds one and nothing else. */
+function keyInFile (file: string): string | undefined {
+  try {
+    const text = readFileSync(file, 'utf8').trim()
+    return API_KEY_PATTERN.test(text) ? text : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Writes key to a new file of mode 0600, durably; the reason when it cannot. */
@@ -83,10 +94,10 @@ const FIRST_KEY_LOCK = 0x6b65_7931
 
 /** Runs fn while holding the first-key lock on a connection of its own, which frees it on end. */
 async function underFirstKeyLock<T> (url: string, options: PostgresOptions, fn: () => Promise<T>): Promise<T> {
-  const { createMigrationClient, parsePostgresUrl } = await import('../store/postgres/pool.ts')
+  const { connectClient, parsePostgresUrl } = await import('../store/postgres/pool.ts')
   const target = parsePostgresUrl(url)
-  const client = createMigrationClient(target, options)
-  await client.connect()
+  // The migrations' connection: on a multi-host URL, to the host that takes writes.
+  const client = await connectClient(target, options)
   try {
     await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [FIRST_KEY_LOCK, target.schema ?? ''])
     return await fn()
