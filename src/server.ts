@@ -62,14 +62,14 @@ function closeOnSignals (app: FastifyInstance, config: Pick<Config, 'SHUTDOWN_TI
   let stoppingSince: number | undefined
   const stop = (signal: string) => {
     if (stoppingSince !== undefined) {
-      if (Date.now() - stoppingSince < REPEAT_SIGNAL_WINDOW_MS) {
+      if (performance.now() - stoppingSince < REPEAT_SIGNAL_WINDOW_MS) {
         app.log.info({ signal, windowMs: REPEAT_SIGNAL_WINDOW_MS }, 'signal repeated within the window: the same stop, the drain goes on')
         return
       }
       endDrain?.()
       return
     }
-    stoppingSince = Date.now()
+    stoppingSince = performance.now()
     const timer = setTimeout(() => {
       app.log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'requests still running after the shutdown timeout; exiting')
       process.exit(1)

@@ -13,8 +13,6 @@ import { logLines, runCli, startServer, stopProcess, tempDir } from './processes
  */
 
 const KEY = /psk_[A-Za-z0-9_-]{43}/
-// The metrics listener's default port would collide between servers running at once.
-const SERVER_ENV = { METRICS_PORT: '0' }
 
 const keyNames = async (databaseUrl: string) => {
   const listed = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
@@ -26,7 +24,7 @@ test('the first start writes a working key to a 0600 file and never prints it; a
   const data = join(tempDir(t), 'data')
   const databaseUrl = `sqlite:${join(data, 'petstore.db')}`
   const file = join(data, 'first-api-key')
-  const first = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl })
+  const first = await startServer(t, { DATABASE_URL: databaseUrl })
 
   const content = readFileSync(file, 'utf8')
   assert.match(content, /^psk_[A-Za-z0-9_-]{43}\n$/)
@@ -45,7 +43,7 @@ test('the first start writes a working key to a 0600 file and never prints it; a
   assert.deepEqual(announced.map((line) => [line.file, line.prefix]), [[file, key.slice(0, 12)]])
 
   const before = statSync(file)
-  const second = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl })
+  const second = await startServer(t, { DATABASE_URL: databaseUrl })
   await stopProcess(second.child)
   const after = statSync(file)
   assert.deepEqual([after.ino, after.mtimeMs, after.mode], [before.ino, before.mtimeMs, before.mode], 'the file is untouched')
@@ -59,7 +57,7 @@ test('an existing first key file is never overwritten: no key is made, and the s
   const databaseUrl = `sqlite:${join(dir, 'petstore.db')}`
   const file = join(dir, 'first-api-key')
   writeFileSync(file, 'kept\n')
-  const server = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl })
+  const server = await startServer(t, { DATABASE_URL: databaseUrl })
   assert.equal((await fetch(`${server.url}/readyz`)).status, 200)
   await stopProcess(server.child)
   assert.equal(readFileSync(file, 'utf8'), 'kept\n')
@@ -73,7 +71,7 @@ test('a first key file that cannot be written: no key is made, one line says how
   writeFileSync(join(dir, 'a-file'), 'not a directory')
   // Under a regular file: no directory can be made there, not even by root.
   const file = join(dir, 'a-file', 'first-api-key')
-  const server = await startServer(t, { ...SERVER_ENV, DATABASE_URL: databaseUrl, FIRST_KEY_FILE: file })
+  const server = await startServer(t, { DATABASE_URL: databaseUrl, FIRST_KEY_FILE: file })
   assert.equal((await fetch(`${server.url}/readyz`)).status, 200)
   await stopProcess(server.child)
   const warned = logLines(server).filter((line) => String(line.msg).startsWith('made no first API key'))

@@ -14,8 +14,7 @@ async function serverWithKey (t: TestContext): Promise<{ baseUrl: string, key: s
   const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
   const created = await runCli(['keys', 'create', '--name', 'probe'], { DATABASE_URL: databaseUrl })
   assert.equal(created.code, 0, created.stderr)
-  // The metrics listener on a port of its own: its default port may be another test's.
-  const server = await startServer(t, { DATABASE_URL: databaseUrl, METRICS_PORT: '0' })
+  const server = await startServer(t, { DATABASE_URL: databaseUrl })
   return { baseUrl: `${server.url}/v1`, key: created.stdout.trim() }
 }
 

@@ -25,7 +25,7 @@ export interface Tracing {
 }
 
 // Probes and scrapes every few seconds would bury the requests that matter.
-const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz'])
 
 // A collector that does not answer must not hold a stop up until SHUTDOWN_TIMEOUT_MS.
 const SHUTDOWN_FLUSH_MS = 2000
