@@ -22,7 +22,7 @@ async function appOn (t: TestContext, dir: string) {
   const create = (name: string) => app.inject({ method: 'POST', url: '/v1/pets', headers: { authorization: `Bearer ${key}`, ...json }, payload: JSON.stringify({ name, categoryId: 7 }) })
   const get = (id: bigint) => app.inject({ method: 'GET', url: `/v1/pets/${id}`, headers: { authorization: `Bearer ${key}` } })
   const readyz = () => app.inject({ method: 'GET', url: '/readyz' })
-  return { app, log, create, get, readyz }
+  return { app, store, log, create, get, readyz }
 }
 
 type Answer = Awaited<ReturnType<Awaited<ReturnType<typeof appOn>>['create']>>
@@ -68,7 +68,7 @@ test('a full disk: creates answer 503 with Retry-After, /readyz fails from the f
   rmSync(`${dir}/filler`)
   // Ready again without a create, at the next check: a load balancer that stopped sending
   // them still sees it heal.
-  await sleep(READINESS_FRESH_MS)
+  await sleep(READINESS_FRESH_MS + 50)
   assert.deepEqual((await readyz()).json(), { status: 'ready' })
   const again = await create('Max')
   assert.equal(again.statusCode, 201)
@@ -78,10 +78,10 @@ test('a full disk: creates answer 503 with Retry-After, /readyz fails from the f
   assert.deepEqual(log.entries().filter((entry) => ['store writes work again', 'ready again', 'not ready: store'].includes(String(entry.msg))).map((entry) => `${entry.level} ${entry.msg}`), ['30 store writes work again'])
 })
 
-test('a file system that turns read-only under the store: creates answer 503 with Retry-After, /readyz fails from the first failed create, reads go on, one error line', async (t) => {
+test('a file system that turns read-only under the store: creates answer 503 with Retry-After, /readyz fails from the first failed create, reads go on, one error line; a store lost after that is logged too', async (t) => {
   const disk = mountFailingExt4(t)
   if (disk === undefined) return
-  const { log, create, get, readyz } = await appOn(t, disk.dir)
+  const { store, log, create, get, readyz } = await appOn(t, disk.dir)
   const first = await create('Rex')
   assert.equal(first.statusCode, 201)
 
@@ -93,4 +93,12 @@ test('a file system that turns read-only under the store: creates answer 503 wit
   assert.deepEqual([notReady.statusCode, notReady.json().code], [503, 'unavailable'])
   assert.deepEqual((await get(BigInt(first.json().id))).json(), { id: first.json().id, name: 'Rex', categoryId: 7 }, 'reads go on')
   assert.deepEqual(problems(log), { lines: ['50 store writes are failing: answering 503 until one succeeds'], stacks: 0 })
+
+  // Another reason to be unready is another change, told once.
+  await store.close()
+  for (let i = 0; i < 3; i++) {
+    await sleep(READINESS_FRESH_MS + 50)
+    assert.equal((await readyz()).statusCode, 503)
+  }
+  assert.deepEqual(log.entries().filter((entry) => ['store writes are failing: answering 503 until one succeeds', 'store writes work again', 'ready again', 'not ready: store'].includes(String(entry.msg))).map((entry) => `${entry.level} ${entry.msg}`), ['50 store writes are failing: answering 503 until one succeeds', '40 not ready: store'])
 })

@@ -67,7 +67,8 @@ class Readiness {
   readonly #options: HealthOptions
   readonly #log: FastifyBaseLogger
   #problem: Error | undefined
-  #known = false
+  // What the last change was about; undefined before the first check.
+  #state: ReadinessState | undefined
   #checkedAt = -Infinity
   #checking: Promise<void> | undefined
   // Moved on by each write's news: a check begun before it answers for an older state.
@@ -117,13 +118,14 @@ class Readiness {
   }
 
   #change (problem: Error | undefined, { logged, cause }: { logged: boolean, cause?: unknown }): void {
-    const wasReady = this.#known ? this.#problem === undefined : undefined
+    const state = stateOf(problem)
+    const previous = this.#state
     this.#problem = problem
-    this.#known = true
+    this.#state = state
     this.#report()
-    if (logged) return
-    if (problem !== undefined && wasReady !== false) this.#log.warn({ err: cause }, 'not ready: store')
-    if (problem === undefined && wasReady === false) this.#log.info('ready again')
+    if (logged || state === previous) return
+    if (state === 'unreachable') this.#log.warn({ err: cause }, 'not ready: store')
+    if (state === 'ready' && previous !== undefined) this.#log.info('ready again')
   }
 
   #report (): void {
@@ -132,3 +134,10 @@ class Readiness {
 }
 
 const DRAINING = new ApiError('unavailable', 'The server is shutting down.')
+
+type ReadinessState = 'ready' | 'writes failing' | 'unreachable'
+
+function stateOf (problem: Error | undefined): ReadinessState {
+  if (problem === undefined) return 'ready'
+  return problem instanceof StorageConditionError ? 'writes failing' : 'unreachable'
+}
