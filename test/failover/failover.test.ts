@@ -76,10 +76,11 @@ class Load {
       const startedAt = performance.now()
       const name = `probe-${n}-${Math.random().toString(36).slice(2, 10)}`
       try {
-        const pet = await this.#probe.pets.create({ name, categoryId: n })
+        const pet = await this.#probe.pets.create({ name, categoryId: n }, { signal: this.#stopping.signal })
         this.acknowledged.push({ id: String(pet.id), name, endedAt: performance.now() })
         this.probes.push({ startedAt, endedAt: performance.now(), ok: true })
       } catch {
+        if (this.#stopping.signal.aborted) return
         this.probes.push({ startedAt, endedAt: performance.now(), ok: false })
       }
       await sleep(Math.max(0, startedAt + PROBE_EVERY_MS - performance.now()))
@@ -94,20 +95,23 @@ class Load {
         if (kind === 'create') {
           // A unique name: a retried create that made a second pet shows as a name seen twice.
           const name = `failover-${w}-${n}-${Math.random().toString(36).slice(2, 10)}`
-          const pet = await this.client.pets.create({ name, categoryId: n, status: 'available' })
+          const pet = await this.client.pets.create({ name, categoryId: n, status: 'available' }, { signal: this.#stopping.signal })
           assert.equal(pet.name, name)
           this.acknowledged.push({ id: String(pet.id), name, endedAt: performance.now() })
         } else {
-          await this.client.pets.list(n % 2 === 0 ? { limit: 20 } : { limit: 5, status: 'available' })
+          await this.client.pets.list({ ...(n % 2 === 0 ? { limit: 20 } : { limit: 5, status: 'available' }), signal: this.#stopping.signal })
         }
         this.calls.push({ kind, startedAt, endedAt: performance.now(), ok: true })
       } catch (error) {
+        // A call the test itself ended by stopping: neither made nor failed.
+        if (this.#stopping.signal.aborted) return
         this.calls.push({ kind, startedAt, endedAt: performance.now(), ok: false, error: `${(error as Error).name}: ${(error as Error).message}` })
       }
       await sleep(PAUSE_MS)
     }
   }
 
+  /** Ends the calls in flight at once: a test that failed half-way does not wait out their retries. */
   async stop (): Promise<void> {
     this.#stopping.abort()
     await Promise.all(this.#running)
