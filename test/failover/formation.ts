@@ -311,6 +311,14 @@ export async function createFormation (): Promise<Formation> {
     return { primary: nodeNamed(primary.name), secondary: nodeNamed(secondary.name) }
   })
 
+  // pg_autoctl starts PostgreSQL with its own listen_addresses, '*' unless told otherwise, and
+  // `create` takes no option for it: create, set it to loopback, then run.
+  const createAndRun = async (label: string, pgdata: string, createArgs: string[]) => {
+    await once(createArgs)
+    await once(['config', 'set', '--pgdata', pgdata, 'postgresql.listen_addresses', '127.0.0.1'])
+    run(label, ['run', '--pgdata', pgdata])
+  }
+
   const startNode = (node: FormationNode, args: string[]) => {
     stopped.delete(node.name)
     pgdatas.add(node.pgdata)
@@ -318,8 +326,8 @@ export async function createFormation (): Promise<Formation> {
   }
 
   try {
-    run('monitor', ['create', 'monitor', '--pgdata', monitorPgdata, '--pgport', String(monitorPort), '--pgctl', PG_CTL,
-      '--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl', '--run'])
+    await createAndRun('monitor', monitorPgdata, ['create', 'monitor', '--pgdata', monitorPgdata, '--pgport', String(monitorPort), '--pgctl', PG_CTL,
+      '--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl'])
     const client = await withDeadline('the monitor', UP_TIMEOUT_MS, async () => {
       const client = await connectMonitor()
       await client.query("SELECT 1 FROM pg_extension WHERE extname = 'pgautofailover'").then(({ rowCount }) => assert.equal(rowCount, 1))
@@ -328,17 +336,21 @@ export async function createFormation (): Promise<Formation> {
     for (const [name, value] of Object.entries(MONITOR_SETTINGS)) await client.query(`ALTER SYSTEM SET ${name} = ${value}`)
     await client.query('SELECT pg_reload_conf()')
     const monitorUri = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=prefer`
-    const createNode = (node: FormationNode) => startNode(node, ['create', 'postgres', '--pgdata', node.pgdata, '--pgport', String(node.port), '--pgctl', PG_CTL,
-      '--hostname', '127.0.0.1', '--name', node.name, '--auth', 'trust', '--no-ssl', '--monitor', monitorUri, '--run'])
+    const createNode = async (node: FormationNode) => {
+      stopped.delete(node.name)
+      pgdatas.add(node.pgdata)
+      await createAndRun(node.name, node.pgdata, ['create', 'postgres', '--pgdata', node.pgdata, '--pgport', String(node.port), '--pgctl', PG_CTL,
+        '--hostname', '127.0.0.1', '--name', node.name, '--auth', 'trust', '--no-ssl', '--monitor', monitorUri])
+    }
     const configure = async (node: FormationNode) => {
       for (const [name, value] of Object.entries(NODE_SETTINGS)) await once(['config', 'set', '--pgdata', node.pgdata, name, String(value)])
     }
     // The first node becomes the primary (alone: "single"), the second its standby.
-    createNode(nodes[0])
+    await createNode(nodes[0])
     await withDeadline('the first node as primary', UP_TIMEOUT_MS, async () =>
       (await state()).find((node) => node.name === 'node1' && node.reported === 'single' && node.assigned === 'single'))
     await configure(nodes[0])
-    createNode(nodes[1])
+    await createNode(nodes[1])
     const settled = await waitSettled(UP_TIMEOUT_MS)
     await configure(nodes[1])
     assert.equal(settled.primary.name, 'node1')
