@@ -29,6 +29,13 @@ export async function instructionsPerRequest (root: string, storePath: string, s
   return (more! - fewer!) / (2 * requests)
 }
 
+/**
+ * Under callgrind the service runs many times slower, and four of them share the cores with the
+ * load generator: a new connection can wait seconds for its first byte, which the service's
+ * real-time timeouts would take for a silent client. Both sides get the same long ones.
+ */
+const SLOW_CLIENT_TIMEOUTS = { FIRST_BYTE_TIMEOUT_MS: '60000', HEADERS_TIMEOUT_MS: '60000', REQUEST_TIMEOUT_MS: '60000' }
+
 /** Instructions of a whole run of the service: start, `amount` requests of the scenario, stop. */
 async function countInstructions (root: string, storePath: string, scenario: Scenario, pets: number, key: string, amount: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
@@ -36,7 +43,7 @@ async function countInstructions (root: string, storePath: string, scenario: Sce
     const store = join(dir, 'petstore.db')
     copyFileSync(storePath, store)
     const valgrind = ['valgrind', '--quiet', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
-    const server = await startServer('callgrind', serviceScript(root), serviceEnv(`sqlite:${store}`), '/readyz', START_FLAGS, valgrind)
+    const server = await startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
     try {
       await runRequests(server.url, scenario.build(pets, key), { connections: 8, amount })
     } finally {
