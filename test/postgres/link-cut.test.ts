@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { openStore } from '../../src/store/index.ts'
 import type { Store } from '../../src/store/types.ts'
-import { issueKey } from '../helpers.ts'
-import { freshSchema, schemaUrl, testDatabaseAddress } from '../pg-schema.ts'
-import { startServer, type ServerProcess } from '../processes.ts'
-import { startTcpProxy, type TcpProxy } from '../tcp-proxy.ts'
+import { serverBehindProxy } from '../postgres-behind-proxy.ts'
+import type { ServerProcess } from '../processes.ts'
+import type { TcpProxy } from '../tcp-proxy.ts'
 
 /*
  * The link to PostgreSQL breaking under load, made on the network as in outage.test.ts: a
@@ -37,23 +35,15 @@ const unavailableBody = (requestId: string) =>
 interface Answer { status: number, body: unknown, retryAfter: string | null, ms: number }
 interface Pet { id: number, name: string, categoryId: number }
 
-/** A server on a fresh schema of its own, reaching PostgreSQL only through a proxy. */
-async function serverBehindProxy (t: TestContext): Promise<{ setup: Store, proxy: TcpProxy, server: ServerProcess, key: string, first: Pet }> {
-  const { schema, url } = freshSchema(t)
-  const setup = await openStore(url)
-  t.after(() => setup.close())
-  await setup.migrate()
-  const { key } = await issueKey(setup)
-  const proxy = await startTcpProxy(testDatabaseAddress())
-  t.after(() => proxy.close())
-  const server = await startServer(t, {
-    DATABASE_URL: schemaUrl(schema, proxy),
+/** A server on a fresh schema of its own, reaching PostgreSQL only through a proxy, with one pet. */
+async function serverBehindProxyWithAPet (t: TestContext): Promise<{ setup: Store, proxy: TcpProxy, server: ServerProcess, key: string, first: Pet }> {
+  const behind = await serverBehindProxy(t, {
     DATABASE_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
     DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
     RATE_LIMIT_PER_MINUTE: '0'
   })
-  const created = await setup.createPet({ name: 'First', categoryId: 1n })
-  return { setup, proxy, server, key, first: { id: Number(created.id), name: 'First', categoryId: 1 } }
+  const created = await behind.setup.createPet({ name: 'First', categoryId: 1n })
+  return { ...behind, first: { id: Number(created.id), name: 'First', categoryId: 1 } }
 }
 
 /**
@@ -177,7 +167,7 @@ function assertAlive (server: ServerProcess, when: string) {
 }
 
 test('a link to PostgreSQL cut under load, 10 times: each request answers 200/201 or 503 unavailable, the process stays up, ready again within seconds, no acknowledged create lost', { timeout: 60_000 }, async (t) => {
-  const { setup, proxy, server, key, first } = await serverBehindProxy(t)
+  const { setup, proxy, server, key, first } = await serverBehindProxyWithAPet(t)
   const load = startLoad(server, key, first)
   t.after(() => load.stop())
 
@@ -201,7 +191,7 @@ test('a link to PostgreSQL cut under load, 10 times: each request answers 200/20
 })
 
 test('a black hole on the link to PostgreSQL under load: requests answer 503 unavailable within the documented bound, never hang; ready within seconds once it forwards again', { timeout: 60_000 }, async (t) => {
-  const { setup, proxy, server, key, first } = await serverBehindProxy(t)
+  const { setup, proxy, server, key, first } = await serverBehindProxyWithAPet(t)
   const load = startLoad(server, key, first)
   t.after(() => load.stop())
 

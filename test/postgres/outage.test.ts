@@ -2,11 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { READINESS_FRESH_MS } from '../../src/ops/health.ts'
-import { openStore } from '../../src/store/index.ts'
-import { issueKey } from '../helpers.ts'
-import { freshSchema, schemaUrl, testDatabaseAddress } from '../pg-schema.ts'
-import { startServer } from '../processes.ts'
-import { startTcpProxy } from '../tcp-proxy.ts'
+import { serverBehindProxy } from '../postgres-behind-proxy.ts'
 
 /*
  * PostgreSQL is shared with other work on this machine, so the outage is made on the network
@@ -28,16 +24,7 @@ const notReadyBody = (requestId: string) =>
   ({ code: 'unavailable', message: `The store is not reachable or not migrated (request id ${requestId})`, status: 503 })
 
 test('a PostgreSQL outage answers 503 unavailable in bounded time, fails /readyz, and heals without a restart', { timeout: 60_000 }, async (t) => {
-  const { schema, url } = freshSchema(t)
-  const setup = await openStore(url)
-  t.after(() => setup.close())
-  await setup.migrate()
-  const { key } = await issueKey(setup)
-
-  const proxy = await startTcpProxy(testDatabaseAddress())
-  t.after(() => proxy.close())
-  const server = await startServer(t, {
-    DATABASE_URL: schemaUrl(schema, proxy),
+  const { proxy, server, key } = await serverBehindProxy(t, {
     DATABASE_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
     DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS)
   })
