@@ -259,36 +259,57 @@ async function settleAndCheck (server: ServerProcess, key: string, load: ReturnT
   assert.deepEqual(twice, [], 'a create retried with its key is not exactly one pet')
 }
 
-test('the primary stops and the standby is promoted: the same process finds the new primary; meanwhile only 2xx or 503 unavailable with Retry-After, /readyz 503 then 200; no acknowledged create lost', { skip, timeout: 180_000 }, async (t) => {
-  assertClusters()
-  const { primary, standby } = await startPrimaryAndStandby(t)
-  const schema = 'petstore_failover'
-  const url = multiHostUrl([standby, primary], 'read-write', schema)
+/**
+ * The service on url, under load and with its readiness watched, a second in: what each
+ * failover test runs. finish() waits for a create to succeed after the promotion, lets the load
+ * run a second more and stops it; assertFollowed() checks what every failover must show.
+ */
+async function serviceUnderLoad (t: TestContext, url: string) {
   const key = await prepared(t, url)
   const server = await serverOn(t, url)
   const load = startLoad(server, key)
   t.after(() => load.stop())
   const readiness = watchReadiness(server, key)
   t.after(() => readiness.stop())
-
   await sleep(1000)
+  return {
+    key,
+    server,
+    load,
+    async finish (): Promise<number> {
+      const createMs = await createsAgain(server, key, 'after-promotion')
+      await sleep(1000)
+      await load.stop()
+      await sleep(400)
+      await readiness.stop()
+      return createMs
+    },
+    assertFollowed (during: string): void {
+      assert.deepEqual(load.unexpected, [])
+      assert.ok(load.counts.unavailable > 0, `no request answered 503 ${during}: the test proved nothing`)
+      assert.deepEqual(readiness.seen, [200, 503, 200])
+      assert.ok(load.slowest() < ANSWER_BOUND_MS, `slowest answer ${load.slowest()} ms, bound ${ANSWER_BOUND_MS} ms`)
+      assert.deepEqual({ exitCode: server.child.exitCode, signal: server.child.signalCode }, { exitCode: null, signal: null }, 'the same process served throughout')
+    }
+  }
+}
+
+test('the primary stops and the standby is promoted: the same process finds the new primary; meanwhile only 2xx or 503 unavailable with Retry-After, /readyz 503 then 200; no acknowledged create lost', { skip, timeout: 180_000 }, async (t) => {
+  assertClusters()
+  const { primary, standby } = await startPrimaryAndStandby(t)
+  const schema = 'petstore_failover'
+  const url = multiHostUrl([standby, primary], 'read-write', schema)
+  const { key, server, load, finish, assertFollowed } = await serviceUnderLoad(t, url)
+
   const stopped = performance.now()
   await primary.stop()
   // No host takes writes for a while, as while a failover is being decided.
   await sleep(2000)
   await promote(standby)
   const promoted = performance.now()
-  const createMs = await createsAgain(server, key, 'after-promotion')
-  await sleep(1000)
-  await load.stop()
-  await sleep(400)
-  await readiness.stop()
+  const createMs = await finish()
 
-  assert.deepEqual(load.unexpected, [])
-  assert.deepEqual({ exitCode: server.child.exitCode, signal: server.child.signalCode }, { exitCode: null, signal: null }, 'the same process served throughout')
-  assert.ok(load.counts.unavailable > 0, 'no request answered 503 while no host took writes: the test proved nothing')
-  assert.deepEqual(readiness.seen, [200, 503, 200])
-  assert.ok(load.slowest() < ANSWER_BOUND_MS, `slowest answer ${load.slowest()} ms, bound ${ANSWER_BOUND_MS} ms`)
+  assertFollowed('while no host took writes')
   await settleAndCheck(server, key, load, standby, schema)
   t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; ${load.acknowledged.length} creates acknowledged, ${load.unanswered.length} retried with their keys; ` +
     `primary stopped ${Math.round(promoted - stopped)} ms before the promotion; a create succeeded ${Math.round(createMs)} ms after it; slowest answer ${Math.round(load.slowest())} ms (bound ${ANSWER_BOUND_MS} ms)`)
@@ -300,14 +321,8 @@ test('the primary turns read-only and the standby is promoted: writes on its ope
   const schema = 'petstore_demoted'
   // The primary first this time: its open connections are the ones that lose it.
   const url = multiHostUrl([primary, standby], 'read-write', schema)
-  const key = await prepared(t, url)
-  const server = await serverOn(t, url)
-  const load = startLoad(server, key)
-  t.after(() => load.stop())
-  const readiness = watchReadiness(server, key)
-  t.after(() => readiness.stop())
+  const { key, server, load, finish, assertFollowed } = await serviceUnderLoad(t, url)
 
-  await sleep(1000)
   // Open sessions see the new default at their next transaction, as after a demotion.
   await queryNode(primary, 'ALTER SYSTEM SET default_transaction_read_only = on')
   await queryNode(primary, 'SELECT pg_reload_conf()')
@@ -315,18 +330,10 @@ test('the primary turns read-only and the standby is promoted: writes on its ope
   const before = (await queryNode<{ n: number }>(primary, `SELECT count(*)::int AS n FROM ${schema}.pets`))[0]!.n
   await caughtUp(primary, standby)
   await promote(standby)
-  const createMs = await createsAgain(server, key, 'after-promotion')
-  await sleep(1000)
-  await load.stop()
-  await sleep(400)
-  await readiness.stop()
+  const createMs = await finish()
 
-  assert.deepEqual(load.unexpected, [])
-  assert.ok(load.counts.unavailable > 0, 'no write answered 503 on the read-only primary: the test proved nothing')
-  assert.deepEqual(readiness.seen, [200, 503, 200])
-  assert.ok(load.slowest() < ANSWER_BOUND_MS, `slowest answer ${load.slowest()} ms, bound ${ANSWER_BOUND_MS} ms`)
+  assertFollowed('on the read-only primary')
   assert.deepEqual(await queryNode(primary, `SELECT count(*)::int AS n FROM ${schema}.pets`), [{ n: before }], 'nothing more was written to the old primary')
-  assert.deepEqual({ exitCode: server.child.exitCode, signal: server.child.signalCode }, { exitCode: null, signal: null }, 'the same process served throughout')
   await settleAndCheck(server, key, load, standby, schema)
   t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest answer ${Math.round(load.slowest())} ms`)
 })
@@ -340,30 +347,16 @@ test('the primary silent behind a partition and the standby promoted: answers 50
   t.after(() => proxy.close())
   const schema = 'petstore_partition'
   const url = multiHostUrl([proxy, standby], 'read-write', schema)
-  const key = await prepared(t, url)
-  const server = await serverOn(t, url)
-  const load = startLoad(server, key)
-  t.after(() => load.stop())
-  const readiness = watchReadiness(server, key)
-  t.after(() => readiness.stop())
+  const { key, server, load, finish, assertFollowed } = await serviceUnderLoad(t, url)
 
-  await sleep(1000)
   proxy.setMode('blackhole')
   // Long enough for statements on open connections to be given up and new ones to time out.
   await sleep(STATEMENT_TIMEOUT_MS + 1000 + HOSTS * CONNECT_TIMEOUT_MS + 1000)
   await caughtUp(primary, standby)
   await promote(standby)
-  const createMs = await createsAgain(server, key, 'after-promotion')
-  await sleep(1000)
-  await load.stop()
-  await sleep(400)
-  await readiness.stop()
+  const createMs = await finish()
 
-  assert.deepEqual(load.unexpected, [])
-  assert.ok(load.counts.unavailable > 0, 'no request answered 503 in the partition: the test proved nothing')
-  assert.deepEqual(readiness.seen, [200, 503, 200])
-  assert.ok(load.slowest() < ANSWER_BOUND_MS, `slowest answer ${load.slowest()} ms, bound ${ANSWER_BOUND_MS} ms`)
-  assert.deepEqual({ exitCode: server.child.exitCode, signal: server.child.signalCode }, { exitCode: null, signal: null }, 'the same process served throughout')
+  assertFollowed('in the partition')
   await settleAndCheck(server, key, load, standby, schema)
   t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest answer ${Math.round(load.slowest())} ms (bound ${ANSWER_BOUND_MS} ms)`)
 })
