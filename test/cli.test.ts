@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
+import { setTimeout } from 'node:timers/promises'
 import { runCli, startServer, tempDir, type CliResult } from './processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
@@ -66,6 +67,17 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     assert.deepEqual(rows, [['1', 'dashboard', `${read.stdout.slice(0, 12)}…`, 'read'], ['2', 'writer', rows[1]![2], 'write']])
     const json = JSON.parse((await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })).stdout) as Array<{ name: string, scope: string }>
     assert.deepEqual(json.map(({ name, scope }) => ({ name, scope })), [{ name: 'dashboard', scope: 'read' }, { name: 'writer', scope: 'write' }])
+  })
+
+  test('list says a rotated key expires before its grace ends and expired after', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    for (const name of ['short', 'long']) assert.equal((await runCli(['keys', 'create', '--name', name], { DATABASE_URL: databaseUrl })).code, 0)
+    assert.equal((await runCli(['keys', 'rotate', '1', '--grace', '1s'], { DATABASE_URL: databaseUrl })).code, 0)
+    assert.equal((await runCli(['keys', 'rotate', '2', '--grace', '1d'], { DATABASE_URL: databaseUrl })).code, 0)
+    await setTimeout(1100)
+    const listed = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
+    const states = listed.stdout.trimEnd().split('\n').slice(1).map((line) => line.split('\t')).map((cells) => [cells[0], cells[6]!.replace(ISO, '<time>')])
+    assert.deepEqual(states, [['1', 'expired <time>'], ['2', 'expires <time>'], ['3', 'active'], ['4', 'active']])
   })
 })
 

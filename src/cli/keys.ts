@@ -39,7 +39,8 @@ export function keysCommand (store: CommandStore): Command {
       const records = await (await store.openExisting()).listApiKeys()
       if (options.json) return print(JSON.stringify(records))
       print(['id', 'name', 'prefix', 'scope', 'created', 'last used', 'state'].join('\t'))
-      for (const key of records) print(keyLine(key))
+      const now = Date.now()
+      for (const key of records) print(keyLine(key, now))
     })
   keys.command('revoke')
     .description('Revoke a key at once. Revoking a revoked key is not an error.')
@@ -79,9 +80,15 @@ async function rotate (store: CommandStore, id: number, options: RotateOptions):
   note(`key ${id} (${old.name}) keeps working until ${rotated.old.expiresAt}; the new key has id ${rotated.created.id}`)
 }
 
-function keyLine (key: ApiKeyRecord): string {
-  const state = key.revokedAt ? `revoked ${key.revokedAt}` : key.expiresAt ? `expires ${key.expiresAt}` : 'active'
-  return [key.id, key.name, `${key.prefix}…`, key.scope, key.createdAt, key.lastUsedAt ?? 'never used', state].join('\t')
+function keyLine (key: ApiKeyRecord, now: number): string {
+  return [key.id, key.name, `${key.prefix}…`, key.scope, key.createdAt, key.lastUsedAt ?? 'never used', keyState(key, now)].join('\t')
+}
+
+/** Revoked, expired (a rotated key past its grace), to expire, or active. */
+function keyState (key: ApiKeyRecord, now: number): string {
+  if (key.revokedAt) return `revoked ${key.revokedAt}`
+  if (key.expiresAt) return `${Date.parse(key.expiresAt) <= now ? 'expired' : 'expires'} ${key.expiresAt}`
+  return 'active'
 }
 
 function keyScope (text: string | undefined): KeyScope {
