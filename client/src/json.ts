@@ -57,8 +57,11 @@ export type Int64Input = bigint | number | string
 
 /** Accepts a bigint, a safe-integer number or a decimal integer string; anything else would not be exact. */
 export function toInt64 (value: Int64Input, field: string): bigint {
+  if (typeof value === 'number' && !Number.isInteger(value)) throw new RangeError(`${field} ${value} is not an integer`)
   if (typeof value === 'number' && !Number.isSafeInteger(value)) {
-    throw new RangeError(`${field} ${value} is not exact as a number; pass a bigint (e.g. ${field}: 9223372036854775807n) or its decimal string`)
+    // Beyond 2^53 a number cannot tell neighbouring integers apart, so the value the caller
+    // meant may already have been rounded to this one before it got here.
+    throw new RangeError(`${field} ${BigInt(value)} is beyond Number.MAX_SAFE_INTEGER, where a number may already be rounded; pass a bigint (e.g. ${field}: 9223372036854775807n) or its decimal string`)
   }
   if (typeof value === 'string' && !/^-?\d+$/.test(value)) throw new RangeError(`${field} ${JSON.stringify(value)} is not a decimal integer`)
   const exact = BigInt(value)

@@ -37,8 +37,10 @@ test('int64 inputs: bigint, a safe-integer number or a decimal string; anything 
   assert.throws(() => toInt64('7.0', 'categoryId'), { name: 'RangeError', message: 'categoryId "7.0" is not a decimal integer' })
   assert.throws(() => toInt64(' 7', 'categoryId'), RangeError)
   assert.throws(() => toInt64('9223372036854775808', 'categoryId'), { message: 'categoryId 9223372036854775808 is outside the signed 64-bit range' })
-  assert.throws(() => toInt64(2 ** 53, 'categoryId'), { name: 'RangeError', message: /categoryId 9007199254740992 is not exact as a number/ })
-  assert.throws(() => toInt64(1.5, 'categoryId'), RangeError)
+  assert.throws(() => toInt64(2 ** 53, 'categoryId'), { name: 'RangeError', message: /^categoryId 9007199254740992 is beyond Number.MAX_SAFE_INTEGER, where a number may already be rounded; pass a bigint/ })
+  // 2^60 is a number exactly, yet a neighbouring integer would have been rounded to it.
+  assert.throws(() => toInt64(2 ** 60, 'categoryId'), { message: /^categoryId 1152921504606846976 is beyond Number.MAX_SAFE_INTEGER/ })
+  assert.throws(() => toInt64(1.5, 'categoryId'), { name: 'RangeError', message: 'categoryId 1.5 is not an integer' })
   assert.throws(() => toInt64(2n ** 63n, 'categoryId'), { message: 'categoryId 9223372036854775808 is outside the signed 64-bit range' })
 })
 
