@@ -62,6 +62,33 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
     })
   })
 
+  test('--read-only with a read key lists, gets the first pet listed and is refused twice, and creates nothing', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    const keyOf = async (scope: string) => (await runCli(['keys', 'create', '--name', scope, '--scope', scope], { DATABASE_URL: databaseUrl })).stdout.trim()
+    const [readKey, writeKey] = [await keyOf('read'), await keyOf('write')]
+    const server = await startServer(t, { DATABASE_URL: databaseUrl })
+    const baseUrl = `${server.url}/v1`
+    const refusals = [
+      'ok    unauthorized      <ms>  401 unauthorized without a key, with the Error body',
+      'ok    not found         <ms>  404 not_found for an id never assigned, with the Error body'
+    ]
+
+    const empty = await runCli(['probe', baseUrl, '--read-only'], { PETSTORE_KEY: readKey })
+    assert.equal(empty.code, 0, empty.stdout + empty.stderr)
+    assert.deepEqual(lines(empty), ['ok    listPets          <ms>  200, no pets yet', 'ok    getPet            <ms>  nothing to get: the listing is empty', ...refusals])
+    assert.equal(empty.stderr, `all 4 checks passed on ${baseUrl}\n`)
+
+    const pets = (key: string) => fetch(`${baseUrl}/pets`, { headers: { authorization: `Bearer ${key}` } }).then((reply) => reply.json())
+    const rex = await fetch(`${baseUrl}/pets`, { method: 'POST', headers: { authorization: `Bearer ${writeKey}`, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":7}' })
+    assert.equal(rex.status, 201)
+    for (let run = 0; run < 2; run++) {
+      const listed = await runCli(['probe', baseUrl, '--read-only'], { PETSTORE_KEY: readKey })
+      assert.equal(listed.code, 0, listed.stdout + listed.stderr)
+      assert.deepEqual(lines(listed), ['ok    listPets          <ms>  200, first pet id 1', `ok    getPet            <ms>  200, the listed pet, deprecated, Sunset: ${SUNSET}`, ...refusals])
+    }
+    assert.deepEqual(await pets(writeKey), [{ id: 1, name: 'Rex', categoryId: 7 }], 'three read-only runs added no pet')
+  })
+
   test('with a key the server does not know it exits 1, and names the checks that failed and why', async (t) => {
     const { baseUrl } = await serverWithKey(t)
     const run = await runCli(['probe', baseUrl], { PETSTORE_KEY: 'psk_not-a-key-of-this-server' })
@@ -153,7 +180,7 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
   })
 
   test('exits 2 with the message and the usage when the command line is wrong', async () => {
-    const usage = 'Usage: npm run --silent petstore -- probe BASE_URL [--key-file FILE] [--json] [--timeout MS]\n'
+    const usage = 'Usage: npm run --silent petstore -- probe BASE_URL [--read-only] [--key-file FILE] [--json] [--timeout MS]\n'
     const cases: Array<{ args: string[], message: string }> = [
       { args: ['probe'], message: 'expected the base address, ending in /v1 (https://api.example.com/v1); got ""' },
       { args: ['probe', 'http://127.0.0.1:8080', '--key', 'k'], message: 'expected the base address, ending in /v1 (https://api.example.com/v1); got "http://127.0.0.1:8080"' },

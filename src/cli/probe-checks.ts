@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import { encodeCursor } from '../contract/int64.ts'
-import { INT64_MAX, type NewPet, type Pet } from '../contract/schemas.ts'
+import { INT64_MAX, PET_STATUSES, type NewPet, type Pet } from '../contract/schemas.ts'
 
 /**
  * The checks of `petstore probe`: the three operations and the two refusals every deployment
@@ -9,10 +9,10 @@ import { INT64_MAX, type NewPet, type Pet } from '../contract/schemas.ts'
  * Plain fetch: the CLI runs without a build step, so not the generated client.
  */
 
-/** One check: its name, whether the answer was the expected one, how long it took, and what was seen. */
+/** One check: its name, whether the reply was the expected one, how long it took, and what was seen. */
 export interface ProbeCheck { name: string, ok: boolean, ms: number, detail: string }
 
-/** Where to probe: the base address including /v1, the key, and how long one answer may take. */
+/** Where to probe: the base address including /v1, the key, and how long one reply may take. */
 export interface ProbeTarget { baseUrl: string, key: string, timeoutMs: number }
 
 // 2^53 + 1 has no double: a hop that reads JSON numbers into doubles would change it.
@@ -21,10 +21,10 @@ const PROBE_CATEGORY = 2n ** 53n + 1n
 const PROBE_STATUS = 'sold'
 const SNIPPET_CHARS = 200
 
-/** The answer was not the expected one; the message says what came instead. */
+/** The reply was not the expected one; the message says what came instead. */
 class Unexpected extends Error {}
 
-interface Answer { status: number, headers: Headers, body: unknown, text: string }
+interface Reply { status: number, headers: Headers, body: unknown, text: string }
 
 export async function runChecks (target: ProbeTarget): Promise<ProbeCheck[]> {
   const pet: NewPet = { name: `petstore probe ${new Date().toISOString()}`, categoryId: PROBE_CATEGORY, status: PROBE_STATUS }
@@ -40,31 +40,63 @@ export async function runChecks (target: ProbeTarget): Promise<ProbeCheck[]> {
   const withPet = (name: string, run: (created: Pet) => Promise<string>) =>
     created ? check(name, () => run(created!)) : Promise.resolve({ name, ok: false, ms: 0, detail: 'not run: createPet failed' })
   checks.push(await withPet('createPet replay', async (created) => {
-    const answer = await create()
-    expectPet(answer, 201, created)
-    if (answer.headers.get('idempotent-replayed') !== 'true') throw new Unexpected('the repeat made a new answer: no Idempotent-Replayed: true')
+    const reply = await create()
+    expectPet(reply, 201, created)
+    if (reply.headers.get('idempotent-replayed') !== 'true') throw new Unexpected('the repeat made a new reply: no Idempotent-Replayed: true')
     return '201, the same pet, Idempotent-Replayed: true'
   }))
   checks.push(await withPet('listPets', async (created) => {
     // Keyset pagination: the page after id - 1 starts with the new pet, however many pets there are.
-    const answer = await call(target, 'GET', `/pets?status=${PROBE_STATUS}&limit=1&cursor=${encodeCursor(created.id - 1n)}`, { key: target.key })
-    if (answer.status !== 200) throw unexpected(answer, '200')
-    if (!Array.isArray(answer.body) || !isDeepStrictEqual(answer.body[0], created)) throw new Unexpected(`the new pet is not listed: got ${snippet(answer.text)}`)
+    const reply = await call(target, 'GET', `/pets?status=${PROBE_STATUS}&limit=1&cursor=${encodeCursor(created.id - 1n)}`, { key: target.key })
+    if (reply.status !== 200) throw unexpected(reply, '200')
+    if (!Array.isArray(reply.body) || !isDeepStrictEqual(reply.body[0], created)) throw new Unexpected(`the new pet is not listed: got ${snippet(reply.text)}`)
     return `200, the new pet listed with status=${PROBE_STATUS}`
   }))
   checks.push(await withPet('getPet', async (created) => {
-    const answer = await call(target, 'GET', `/pets/${created.id}`, { key: target.key })
-    expectPet(answer, 200, created)
-    const sunset = answer.headers.get('sunset')
-    if (!answer.headers.get('deprecation') || !sunset) throw new Unexpected('200 without the Deprecation and Sunset fields of a deprecated operation')
+    const reply = await call(target, 'GET', `/pets/${created.id}`, { key: target.key })
+    expectPet(reply, 200, created)
+    const sunset = reply.headers.get('sunset')
+    if (!reply.headers.get('deprecation') || !sunset) throw new Unexpected('200 without the Deprecation and Sunset fields of a deprecated operation')
     return `200, deprecated, Sunset: ${sunset}`
   }))
-  checks.push(await check('unauthorized', async () => {
-    const answer = await call(target, 'GET', '/pets', {})
-    expectError(answer, 401, 'unauthorized')
-    if (!/^Bearer\b/i.test(answer.headers.get('www-authenticate') ?? '')) throw new Unexpected('401 without WWW-Authenticate: Bearer')
-    return '401 unauthorized without a key, with the Error body'
+  checks.push(...await refusalChecks(target))
+  return checks
+}
+
+/**
+ * The checks of `probe --read-only`: a listing, a get of the first pet listed, and the two
+ * refusals. Nothing is written, so it can run every minute, with a read key.
+ */
+export async function runReadOnlyChecks (target: ProbeTarget): Promise<ProbeCheck[]> {
+  let first: Pet | undefined
+  const checks = [await check('listPets', async () => {
+    const reply = await call(target, 'GET', '/pets?limit=1', { key: target.key })
+    if (reply.status !== 200) throw unexpected(reply, '200')
+    if (!Array.isArray(reply.body) || reply.body.length > 1 || !reply.body.every(isPet)) throw new Unexpected(`200 without a list of at most 1 pet: ${snippet(reply.text)}`)
+    first = reply.body[0] as Pet | undefined
+    return first ? `200, first pet id ${first.id}` : '200, no pets yet'
+  })]
+  checks.push(await check('getPet', async () => {
+    // An empty store has no pet to get: the not found check below still reads getPet.
+    if (!first) return 'nothing to get: the listing is empty'
+    const reply = await call(target, 'GET', `/pets/${first.id}`, { key: target.key })
+    expectPet(reply, 200, first)
+    const sunset = reply.headers.get('sunset')
+    if (!reply.headers.get('deprecation') || !sunset) throw new Unexpected('200 without the Deprecation and Sunset fields of a deprecated operation')
+    return `200, the listed pet, deprecated, Sunset: ${sunset}`
   }))
+  checks.push(...await refusalChecks(target))
+  return checks
+}
+
+/** A 401 without a key and a 404 for an id never assigned, each with the Error body. */
+async function refusalChecks (target: ProbeTarget): Promise<ProbeCheck[]> {
+  const checks = [await check('unauthorized', async () => {
+    const reply = await call(target, 'GET', '/pets', {})
+    expectError(reply, 401, 'unauthorized')
+    if (!/^Bearer\b/i.test(reply.headers.get('www-authenticate') ?? '')) throw new Unexpected('401 without WWW-Authenticate: Bearer')
+    return '401 unauthorized without a key, with the Error body'
+  })]
   checks.push(await check('not found', async () => {
     expectError(await call(target, 'GET', `/pets/${INT64_MAX}`, { key: target.key }), 404, 'not_found')
     return '404 not_found for an id never assigned, with the Error body'
@@ -85,7 +117,7 @@ async function check (name: string, run: () => Promise<string>): Promise<ProbeCh
 
 const elapsed = (started: number) => Math.round(performance.now() - started)
 
-async function call (target: ProbeTarget, method: string, path: string, options: { key?: string, body?: string, idempotencyKey?: string }): Promise<Answer> {
+async function call (target: ProbeTarget, method: string, path: string, options: { key?: string, body?: string, idempotencyKey?: string }): Promise<Reply> {
   const headers: Record<string, string> = { accept: 'application/json' }
   if (options.key) headers.authorization = `Bearer ${options.key}`
   if (options.body) headers['content-type'] = 'application/json'
@@ -100,7 +132,7 @@ async function call (target: ProbeTarget, method: string, path: string, options:
 }
 
 function unreachable (error: unknown, timeoutMs: number): string {
-  if (error instanceof DOMException && error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`
+  if (error instanceof DOMException && error.name === 'TimeoutError') return `no reply within ${timeoutMs} ms`
   const cause = error instanceof Error ? error.cause : undefined
   const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code ?? cause.message : undefined
   return `cannot connect (${code ?? (error instanceof Error ? error.message : String(error))})`
@@ -119,32 +151,40 @@ function parseExact (text: string): unknown {
   }
 }
 
-function expectPet (answer: Answer, status: number, expected: NewPet | Pet): Pet {
-  if (answer.status !== status) throw unexpected(answer, String(status))
-  const pet = answer.body as Pet
+/** A pet as the interface gives it: an id, a name, a categoryId, and a status when it has one. */
+function isPet (value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const { id, name, categoryId, status, ...rest } = value as Record<string, unknown>
+  return typeof id === 'bigint' && id > 0n && typeof name === 'string' && typeof categoryId === 'bigint' &&
+    (status === undefined || (PET_STATUSES as readonly unknown[]).includes(status)) && Object.keys(rest).length === 0
+}
+
+function expectPet (reply: Reply, status: number, expected: NewPet | Pet): Pet {
+  if (reply.status !== status) throw unexpected(reply, String(status))
+  const pet = reply.body as Pet
   const id = typeof pet === 'object' && pet !== null ? pet.id : undefined
   if (typeof id !== 'bigint' || id < 1n || !isDeepStrictEqual(pet, { id, ...expected })) {
-    throw new Unexpected(`${status} with a body that is not the pet sent: ${snippet(answer.text)}`)
+    throw new Unexpected(`${status} with a body that is not the pet sent: ${snippet(reply.text)}`)
   }
-  const location = answer.headers.get('location')
+  const location = reply.headers.get('location')
   if (status === 201 && !location?.endsWith(`/pets/${id}`)) throw new Unexpected(`201 with Location ${JSON.stringify(location)}, not …/pets/${id}`)
   return pet
 }
 
-function expectError (answer: Answer, status: number, code: string): void {
-  if (answer.status !== status) throw unexpected(answer, `${status} ${code}`)
-  const body = answer.body as { code?: unknown, message?: unknown, status?: unknown } | undefined
+function expectError (reply: Reply, status: number, code: string): void {
+  if (reply.status !== status) throw unexpected(reply, `${status} ${code}`)
+  const body = reply.body as { code?: unknown, message?: unknown, status?: unknown } | undefined
   if (body?.code !== code || typeof body.message !== 'string' || body.status !== BigInt(status)) {
-    throw new Unexpected(`${status} without the Error body {code: "${code}", message, status: ${status}}: ${snippet(answer.text)}`)
+    throw new Unexpected(`${status} without the Error body {code: "${code}", message, status: ${status}}: ${snippet(reply.text)}`)
   }
 }
 
 /** What came instead: the status, the Error body's code and message or the start of the body, and the request id. */
-function unexpected (answer: Answer, expected: string): Unexpected {
-  const error = answer.body as { code?: unknown, message?: unknown } | undefined
-  const what = typeof error?.code === 'string' && typeof error.message === 'string' ? `${error.code}: ${error.message}` : snippet(answer.text)
-  const requestId = answer.headers.get('x-request-id')
-  return new Unexpected(`expected ${expected}, got ${answer.status} ${what}${requestId ? ` (request id ${requestId})` : ''}`)
+function unexpected (reply: Reply, expected: string): Unexpected {
+  const error = reply.body as { code?: unknown, message?: unknown } | undefined
+  const what = typeof error?.code === 'string' && typeof error.message === 'string' ? `${error.code}: ${error.message}` : snippet(reply.text)
+  const requestId = reply.headers.get('x-request-id')
+  return new Unexpected(`expected ${expected}, got ${reply.status} ${what}${requestId ? ` (request id ${requestId})` : ''}`)
 }
 
 const snippet = (text: string) => JSON.stringify(text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS)}…` : text)

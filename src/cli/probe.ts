@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { Failure, note, print, UsageError } from './output.ts'
-import { runChecks, type ProbeCheck } from './probe-checks.ts'
+import { runChecks, runReadOnlyChecks, type ProbeCheck } from './probe-checks.ts'
 
 /** probe: the post-deploy check of an environment, through the address its clients use. */
 
@@ -9,7 +9,7 @@ const DEFAULT_TIMEOUT_MS = 10_000
 // The interface's base addresses include the version: https://api.example.com/v1.
 const BASE_URL = /^https?:\/\/[^\s?#/]+(\/[^\s?#]*)?\/v1\/*$/
 
-interface ProbeOptions { key?: string, keyFile?: string, json?: boolean, timeout?: string }
+interface ProbeOptions { key?: string, keyFile?: string, json?: boolean, timeout?: string, readOnly?: boolean }
 
 type Env = Record<string, string | undefined>
 
@@ -17,14 +17,15 @@ export function probeCommand (env: Env = process.env): Command {
   return new Command('probe')
     .description('Check a deployed environment through its base address (ending in /v1): create a pet with an Idempotency-Key and repeat it, ' +
       'find it in a listing, get it (getPet, deprecated), and get a 401 without a key and a 404, both with the Error body. One line per check ' +
-      'with its time; exit 1 when any fails. Each run adds one pet, with status sold. Needs no DATABASE_URL. ' +
+      'with its time; exit 1 when any fails. Each run adds one pet, with status sold; --read-only writes nothing. Needs no DATABASE_URL. ' +
       'The key of that environment comes from PETSTORE_KEY or --key-file, not the command line, where other accounts (ps), shell history and CI logs see it.')
-    .usage('BASE_URL [--key-file FILE] [--json] [--timeout MS]')
+    .usage('BASE_URL [--read-only] [--key-file FILE] [--json] [--timeout MS]')
     .argument('[baseUrl]')
+    .option('--read-only', 'only read: list, get the first pet listed, a 401 and a 404; creates nothing, so it can run every minute with a read key')
     .option('--key-file <FILE>', 'read the API key from FILE (its first line); instead of PETSTORE_KEY')
     .option('--key <KEY>', 'the API key itself: discouraged, as the command line is visible to other accounts and kept in shell history')
     .option('--json', 'print {"ok": …, "checks": [{"name", "ok", "ms", "detail"}]}')
-    .option('--timeout <MS>', `how long one answer may take, in milliseconds (default ${DEFAULT_TIMEOUT_MS})`)
+    .option('--timeout <MS>', `how long one reply may take, in milliseconds (default ${DEFAULT_TIMEOUT_MS})`)
     .action(async (text: string | undefined, options: ProbeOptions) => probe(text, options, env))
 }
 
@@ -35,7 +36,7 @@ async function probe (text: string | undefined, options: ProbeOptions, env: Env)
   const timeoutMs = timeoutOf(options.timeout)
   const key = keyOf(options, env)
   const baseUrl = text.replace(/\/+$/, '')
-  const checks = await runChecks({ baseUrl, key, timeoutMs })
+  const checks = await (options.readOnly ? runReadOnlyChecks : runChecks)({ baseUrl, key, timeoutMs })
   const failed = checks.filter((check) => !check.ok)
   const ok = failed.length === 0
   // Under --json a failure is one document: the report with the CLI's error object beside it.
