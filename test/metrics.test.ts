@@ -89,7 +89,9 @@ test('every metric of the service is exposed with its help text and type', async
     '# HELP petstore_answer_cache_hits_total Answers sent from the answer cache, by cache (pet or list).',
     '# TYPE petstore_answer_cache_hits_total counter',
     '# HELP petstore_answer_cache_misses_total Answer cache lookups that found nothing and went to the store, by cache (pet or list).',
-    '# TYPE petstore_answer_cache_misses_total counter'
+    '# TYPE petstore_answer_cache_misses_total counter',
+    "# HELP petstore_memory_limit_bytes Memory the process may use before it is killed: its cgroup (container) limit, else the machine's memory.",
+    '# TYPE petstore_memory_limit_bytes gauge'
   ])
 })
 

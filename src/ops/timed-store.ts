@@ -3,8 +3,8 @@ import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, Lis
 import type { WriteStateListener } from '../store/write-health.ts'
 import type { StoreDurations } from './series-metrics.ts'
 
-/** The store calls that are timed: all but its fixed fields and close(). */
-type Operation = Exclude<keyof Store, 'kind' | 'idsFollowCommitOrder' | 'close' | 'watchWrites'>
+/** The store calls that are timed: all but its fixed fields, close() and the pool figures /metrics reads. */
+type Operation = Exclude<keyof Store, 'kind' | 'idsFollowCommitOrder' | 'close' | 'watchWrites' | 'pools'>
 
 /**
  * Runs one store call inside a span of its own and gives back its answer as it is, a value or a

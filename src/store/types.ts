@@ -67,6 +67,18 @@ export type IdempotentCreate =
   | { outcome: 'conflict' }
   | { outcome: 'in_progress' }
 
+/** A connection pool's size and use at one moment, for the pool gauges on /metrics. */
+export interface PoolFigures {
+  /** main: every statement but pet inserts; inserts: those that may wait behind the insert lock. */
+  pool: 'main' | 'inserts'
+  max: number
+  /** Open connections, busy or idle. */
+  total: number
+  idle: number
+  /** Store calls waiting for a connection: only while all max are busy. */
+  waiting: number
+}
+
 /** The one storage seam: SQL lives only behind it, one adapter per database. */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
@@ -126,5 +138,7 @@ export interface Store {
    * and key caches fall back to a time bound.
    */
   keyVersion?(): number
+  /** Each connection pool's figures now (PostgreSQL); SQLite has no pool and leaves it out. */
+  pools?(): PoolFigures[]
   close(): Promise<void>
 }

@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { createPool, dropsConnection, failureOf, isOutage, NoHostError, outageReason, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
 import { NotPrimaryError } from './primary.ts'
 import { PET_INSERT_LOCK } from './writes.ts'
+import type { PoolFigures } from '../types.ts'
 
 const WRITABLE_VERSION = "SELECT max(version) AS version, current_setting('transaction_read_only') = 'on' AS read_only FROM schema_migrations"
 
@@ -124,6 +125,14 @@ export class Connections {
       await client.query({ name: 'petstore_insert_lock', text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))', values: [PET_INSERT_LOCK, this.target.schema ?? ''] })
       return await work(client)
     })
+  }
+
+  /** Each pool's figures now: pg-pool counts them, so reading them costs no request anything. */
+  pools (): PoolFigures[] {
+    const figures = (pool: pg.Pool, name: PoolFigures['pool']): PoolFigures =>
+      ({ pool: name, max: pool.options.max ?? 10, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
+    // A pool of one is shared by inserts too (see poolSizes): one pool to report.
+    return this.insertPool === this.pool ? [figures(this.pool, 'main')] : [figures(this.pool, 'main'), figures(this.insertPool, 'inserts')]
   }
 
   async close (): Promise<void> {

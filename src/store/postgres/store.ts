@@ -9,7 +9,7 @@ import { migrate } from './migrate.ts'
 import { parsePostgresUrl, type PostgresOptions } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PetInsertBatcher } from './writes.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, PoolFigures, Store } from '../types.ts'
 
 export type { PostgresOptions } from './pool.ts'
 
@@ -139,6 +139,10 @@ export class PostgresStore implements Store {
 
   rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
     return this.#write(() => rotateApiKey(this.#db, oldId, newKey, oldExpiresAt, now))
+  }
+
+  pools (): PoolFigures[] {
+    return this.#db.pools()
   }
 
   close (): Promise<void> {
