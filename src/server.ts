@@ -1,3 +1,4 @@
+import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.ts'
 import { ensureFirstKey, firstKeyFile, firstKeyNotice } from './auth/first-key.ts'
@@ -48,45 +49,51 @@ export function tracingWanted (env: Record<string, string | undefined>): boolean
  */
 export const REPEAT_SIGNAL_WINDOW_MS = 1000
 
+// close-with-grace takes these signals unless told to skip them. It exits 1 at any signal that
+// follows the first, which would cut the drain at npm's repeat (above): SIGTERM and SIGINT are
+// taken by closeOnSignals instead, and the others keep Node's default.
+const SIGNALS: closeWithGrace.Signals[] = ['SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGILL', 'SIGTRAP', 'SIGABRT', 'SIGBUS', 'SIGFPE', 'SIGSEGV', 'SIGUSR2', 'SIGTERM']
+
 /**
  * A graceful stop in two phases. Drain: keep serving for SHUTDOWN_DRAIN_MS with readiness
- * false, so the load balancer moves traffic away, while every answer says Connection: close,
- * so clients leave their keep-alive connections after an answer instead of having them cut
+ * false, so the load balancer moves traffic away, while every reply says Connection: close,
+ * so clients leave their keep-alive connections after a reply instead of having them cut
  * while idle (which is what close() does to idle connections, and what clients see as resets).
  * Then close: stop accepting, finish what is in flight, exit 0. A second signal, later than
- * REPEAT_SIGNAL_WINDOW_MS after the first, ends the drain early; SHUTDOWN_TIMEOUT_MS bounds
- * the whole stop (exit 1).
+ * REPEAT_SIGNAL_WINDOW_MS after the first, ends the drain early. close-with-grace bounds the
+ * whole stop by SHUTDOWN_TIMEOUT_MS (exit 1), and closes without a drain on an uncaught
+ * error or unhandled rejection (exit 1).
  */
 function closeOnSignals (app: FastifyInstance, config: Pick<Config, 'SHUTDOWN_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS'>) {
   let endDrain: (() => void) | undefined
   let stoppingSince: number | undefined
-  const stop = (signal: string) => {
-    if (stoppingSince !== undefined) {
-      if (performance.now() - stoppingSince < REPEAT_SIGNAL_WINDOW_MS) {
-        app.log.info({ signal, windowMs: REPEAT_SIGNAL_WINDOW_MS }, 'signal repeated within the window: the same stop, the drain goes on')
-        return
-      }
-      endDrain?.()
-      return
-    }
-    stoppingSince = performance.now()
-    const timer = setTimeout(() => {
-      app.log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'requests still running after the shutdown timeout; exiting')
-      process.exit(1)
-    }, config.SHUTDOWN_TIMEOUT_MS)
-    timer.unref()
-    app.startDraining()
-    app.log.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, 'draining: not ready, still serving, closing connections after each answer')
-    new Promise<void>((resolve) => {
-      endDrain = resolve
-      setTimeout(resolve, config.SHUTDOWN_DRAIN_MS)
-    }).then(() => {
-      app.log.info('closing: no new connections, finishing requests in flight')
-      return app.close()
-    }).then(() => process.exit(0), (error: unknown) => {
+  const closer = closeWithGrace({
+    delay: config.SHUTDOWN_TIMEOUT_MS,
+    logger: false,
+    skip: SIGNALS,
+    onTimeout: (timeoutMs) => app.log.error({ timeoutMs }, 'requests still running after the shutdown timeout; exiting'),
+    onSecondError: (error) => app.log.fatal({ err: error }, 'another uncaught error while closing; exiting')
+  }, async ({ err, manual }) => {
+    if (err) app.log.fatal({ err }, 'uncaught error: closing without a drain')
+    // Called by stop() below; not on an uncaught error, nor on beforeExit.
+    if (manual) await new Promise<void>((resolve) => { endDrain = resolve; setTimeout(resolve, config.SHUTDOWN_DRAIN_MS) })
+    app.log.info('closing: no new connections, finishing requests in flight')
+    await app.close().catch((error: unknown) => {
       app.log.error({ err: error }, 'close failed')
-      process.exit(1)
+      throw error
     })
+  })
+  const stop = (signal: string) => {
+    if (stoppingSince === undefined) {
+      stoppingSince = performance.now()
+      app.startDraining()
+      app.log.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, 'draining: not ready, still serving, closing connections after each reply')
+      closer.close()
+    } else if (performance.now() - stoppingSince < REPEAT_SIGNAL_WINDOW_MS) {
+      app.log.info({ signal, windowMs: REPEAT_SIGNAL_WINDOW_MS }, 'signal repeated within the window: the same stop, the drain goes on')
+    } else {
+      endDrain?.()
+    }
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))

@@ -72,3 +72,23 @@ describe('start-up with a bad setting', () => {
     }
   })
 })
+
+describe('an uncaught error in the running server', () => {
+  test('closes without a drain and exits 1, the error in the log at fatal and no stack on stderr', async (t) => {
+    const dir = tempDir(t)
+    const server = new URL('../src/server.ts', import.meta.url).href
+    // Thrown outside any request, as a bug in a timer would be.
+    const script = `import { serve } from '${server}'; await serve(process.env); setTimeout(() => { throw new Error('a bug outside any request') }, 0)`
+    const run = await runToExit(['--input-type=module', '-e', script], {
+      PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`, SHUTDOWN_DRAIN_MS: '5000'
+    })
+    assert.equal(run.code, 1)
+    assert.equal(run.stderr.includes('a bug outside any request'), false, run.stderr)
+    const lines = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+    const fromTheError = lines.slice(lines.findIndex((line) => line.level === 60))
+    assert.deepEqual(fromTheError.map((line) => [line.level, line.msg, (line.err as { message?: string } | undefined)?.message]), [
+      [60, 'uncaught error: closing without a drain', 'a bug outside any request'],
+      [30, 'closing: no new connections, finishing requests in flight', undefined]
+    ])
+  })
+})
