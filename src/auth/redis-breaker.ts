@@ -1,7 +1,8 @@
+import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll } from 'cockatiel'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 
-/** What the service can tell of Redis: it answers, or the counters are kept off it. */
+/** What the service can tell of Redis: it replies, or the counters are kept off it. */
 export type RedisState = 'up' | 'down'
 
 /** A circuit breaker around the Redis that holds the rate-limit counters. */
@@ -29,54 +30,66 @@ export interface RedisBreakerOptions {
  * Closed, the counters go to Redis. The first command that fails or times out opens the
  * breaker: for openMs no command is sent and requests pass uncounted, instead of each waiting
  * REDIS_TIMEOUT_MS for a hung Redis. Then one PING, sent by the breaker and not by a request so
- * that no request waits on it, closes it when answered, or keeps it open for another openMs
+ * that no request waits on it, closes it when it succeeds, or keeps it open for another openMs
  * (half-open). One warning when it opens and one info line when it closes, whatever the traffic.
- * Hand-written: opossum, the well-kept breaker for Node, is not a dependency of the service.
+ *
+ * cockatiel keeps the state. The counters' commands are not run through its execute(), which
+ * would wrap every rate-limit check in promises: a request reads the state, and only a failure
+ * is recorded. With a threshold of one failure, the successes it is not told of change nothing.
  */
 export function redisBreaker (client: Redis, { openMs, log, onChange }: RedisBreakerOptions): RedisBreaker {
-  let state: 'closed' | 'open' | 'half-open' = 'closed'
+  const breaker = circuitBreaker(handleAll, { halfOpenAfter: openMs, breaker: new ConsecutiveBreaker(1) })
   let timer: NodeJS.Timeout | undefined
   let stopped = false
+  let probing = false
 
-  function probeLater () {
-    state = 'open'
+  const ping = () => client.ping()
+  const probeLater = () => {
     if (stopped) return
     timer = setTimeout(probe, openMs)
     timer.unref()
   }
 
   async function probe () {
-    state = 'half-open'
+    probing = true
     try {
-      await client.ping()
+      await breaker.execute(ping)
     } catch (error) {
-      log.debug({ err: error }, 'Redis is still not answering')
-      probeLater()
-      return
+      // A timer can fire a little before cockatiel's clock says openMs have passed.
+      if (error instanceof BrokenCircuitError) probeLater()
+    } finally {
+      probing = false
     }
-    state = 'closed'
+  }
+
+  breaker.onBreak((reason) => {
+    if (probing) {
+      log.debug({ err: 'error' in reason ? reason.error : undefined }, 'Redis is still not replying')
+    } else {
+      log.warn({ err: 'error' in reason ? reason.error : undefined, retryInMs: openMs }, 'Redis is not answering: rate limits are not counted until it answers again')
+      onChange('down')
+    }
+    probeLater()
+  })
+  breaker.onReset(() => {
     log.info('Redis answers again: rate limits are counted again')
     onChange('up')
-  }
+  })
 
-  function failed (error: unknown) {
-    if (state !== 'closed') return
-    log.warn({ err: error, retryInMs: openMs }, 'Redis is not answering: rate limits are not counted until it answers again')
-    onChange('down')
-    probeLater()
-  }
-
+  const isClosed = () => breaker.state === CircuitState.Closed
   return {
     client,
-    isClosed: () => state === 'closed',
-    failed,
+    isClosed,
+    failed (error: unknown) {
+      if (!isClosed()) return
+      breaker.execute(() => { throw error }).catch(() => {})
+    },
     async check () {
-      if (state !== 'closed') return 'down'
+      if (!isClosed()) return 'down'
       try {
-        await client.ping()
+        await breaker.execute(ping)
         return 'up'
-      } catch (error) {
-        failed(error)
+      } catch {
         return 'down'
       }
     },
