@@ -7,7 +7,7 @@ import { probePostgres } from '../scripts/service-probes.ts'
 import { tracingWanted } from '../src/server.ts'
 import { startOtlpReceiver, type ReceivedSpan } from './otlp-receiver.ts'
 import { freshSchema, TEST_DATABASE_URL } from './pg-schema.ts'
-import { logLines, startServer, tempDir, type ServerProcess } from './processes.ts'
+import { logLines, runToExit, startServer, tempDir, type ServerProcess } from './processes.ts'
 
 const MODULE_LOADS = `--import=${new URL('module-loads.ts', import.meta.url).pathname}`
 const SERVER_KIND = 2
@@ -167,4 +167,35 @@ test('without OTEL_* the server loads no OpenTelemetry module and its log lines 
   assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'reqId', 'method', 'route', 'path', 'status', 'durationMs', 'keyId', 'msg'])
   assert.deepEqual(loaded(), [])
   assert.equal(read.headers.get('traceparent'), null)
+})
+
+test('OTEL_SERVICE_NAME names the service, and with OTEL_PROPAGATORS=b3 a B3 caller\'s trace continues', async (t) => {
+  const receiver = await startOtlpReceiver(t)
+  const env = { ...tracingEnv(receiver.url), OTEL_SERVICE_NAME: 'petstore-eu', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test', OTEL_PROPAGATORS: 'b3' }
+  const { server, authorization } = await startWithKey(t, { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}`, ...env })
+  const caller = callerContext()
+  const read = await fetch(`${server.url}/v1/pets`, { headers: { authorization, b3: `${caller.traceId}-${caller.spanId}-1` } })
+  assert.equal(read.status, 200)
+  const span = await waitFor('server span', () => receiver.spans().find((s) => s.traceId === caller.traceId && s.kind === SERVER_KIND))
+  assert.deepEqual({ name: span.name, parentSpanId: span.parentSpanId }, { name: 'GET /v1/pets', parentSpanId: caller.spanId })
+  assert.equal(span.resource['service.name'], 'petstore-eu')
+  assert.equal(span.resource['deployment.environment.name'], 'test')
+})
+
+test('with OTEL_TRACES_EXPORTER=none nothing is recorded: the log line carries no trace', async (t) => {
+  const receiver = await startOtlpReceiver(t)
+  const { server, authorization } = await startWithKey(t, { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}`, ...tracingEnv(receiver.url), OTEL_TRACES_EXPORTER: 'none' })
+  const read = await fetch(`${server.url}/v1/pets`, { headers: { authorization, traceparent: callerContext().traceparent } })
+  assert.equal(read.status, 200)
+  const line = await requestLogLine(server, read.headers.get('x-request-id'))
+  assert.equal(line.trace_id, undefined)
+})
+
+test('a protocol the service does not send (grpc) stops start-up with one line naming the variable', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}`, PORT: '0', METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }
+  const result = await runToExit(['src/server.ts'], env)
+  assert.deepEqual({ code: result.code, stderr: result.stderr }, {
+    code: 1,
+    stderr: 'petstore: cannot start: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf (the default) or http/json, with the collector\'s OTLP/HTTP endpoint (port 4318)\n'
+  })
 })

@@ -2,12 +2,12 @@ import { setTimeout } from 'node:timers/promises'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
-import { NodeSDK } from '@opentelemetry/sdk-node'
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
 import { pathOf } from '../http/logging.ts'
 import { routeTemplateOf } from '../http/route-template.ts'
 import type { Store } from '../store/types.ts'
 import type { StoreSpan } from './timed-store.ts'
+import { startTracingSdk } from './tracing-sdk.ts'
 
 // Imported only when OTEL_* turns tracing on (src/server.ts): a service without tracing never
 // loads the OpenTelemetry SDK that this module pulls in.
@@ -33,9 +33,10 @@ const SHUTDOWN_FLUSH_MS = 2000
 const DB_SYSTEM: Record<Store['kind'], string> = { sqlite: 'sqlite', postgres: 'postgresql' }
 
 /**
- * Starts the OpenTelemetry Node SDK, configured by the standard OTEL_* variables (endpoint,
- * protocol, sampler, batch delays, resource), for traces only: metrics stay on /metrics and logs
- * on stdout. Must run before the PostgreSQL driver is loaded, which its instrumentation patches.
+ * Starts the OpenTelemetry SDK (./tracing-sdk.ts), configured by the standard OTEL_* variables
+ * (endpoint, protocol, sampler, batch delays, resource), for traces only: metrics stay on
+ * /metrics and logs on stdout. Must run before the PostgreSQL driver is loaded, which its
+ * instrumentation patches.
  */
 export function startTracing (env: Record<string, string | undefined>): Tracing {
   const logFields = new WeakMap<FastifyRequest, string>()
@@ -57,13 +58,10 @@ export function startTracing (env: Record<string, string | undefined>): Tracing 
       }
     }
   })
-  const sdk = new NodeSDK({
+  const sdk = startTracingSdk(env, {
     serviceName: namesService(env) ? undefined : 'petstore',
-    instrumentations: [fastifyInstrumentation, new PgInstrumentation({ requireParentSpan: true })],
-    metricReaders: [],
-    logRecordProcessors: []
+    instrumentations: [fastifyInstrumentation, new PgInstrumentation({ requireParentSpan: true })]
   })
-  sdk.start()
   const tracer = trace.getTracer('petstore')
   return {
     plugin: fastifyInstrumentation.plugin(),
