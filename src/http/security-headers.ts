@@ -1,11 +1,11 @@
-import { createRequire } from 'node:module'
 import { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import helmet from 'helmet'
 
-// Required, not imported: see client-errors.ts (an ESM import of node:http loads undici).
-const http = createRequire(import.meta.url)('node:http') as typeof import('node:http')
+// Node's module itself, not an ESM import: an import reads every export, and node:http's lazy
+// WebSocket exports then load Node's whole bundled undici, which the server never uses.
+const http = process.getBuiltinModule('node:http')
 
 type Middleware = ReturnType<typeof helmet>
 
