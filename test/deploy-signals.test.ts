@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
+import { poolMetrics } from '../src/ops/capacity-metrics.ts'
 import { redisMetrics } from '../src/ops/metrics.ts'
 import { buildTestApp } from './helpers.ts'
 import { tempDir } from './processes.ts'
@@ -14,8 +15,9 @@ const ALERT_TESTS = join(ROOT, 'deploy/prometheus/alerts.test.yml')
 const DASHBOARD = join(ROOT, 'deploy/grafana/petstore.json')
 const PROMTOOL = '/usr/bin/promtool'
 
-// The service's own metric names and prom-client's process ones; `up` is Prometheus's own.
-const METRIC_NAME = /\b(?:petstore|nodejs|process|http)_[a-z0-9_]+/g
+// The service's own metric names and prom-client's process ones; `up` is Prometheus's own, and
+// a name with a colon is a recording rule's (job:petstore_slo_errors:ratio_rate5m), not a metric.
+const METRIC_NAME = /(?<![\w:])(?:petstore|nodejs|process|http)_[a-z0-9_]+(?![\w:])/g
 const HISTOGRAM_SERIES = /_(?:bucket|sum|count)$/
 
 /** The PromQL of every rule: `expr: …` on one line, or `expr: |` and the lines indented under it. */
@@ -86,8 +88,10 @@ function runPromtool (tool: string, args: string[]): { status: number | null, ou
 
 test('every metric the alert rules and the dashboard name is on /metrics of a running app', async (t) => {
   const { app } = await buildTestApp(t)
-  // As with REDIS_URL set, which adds Redis's metrics.
+  // As with REDIS_URL set, which adds Redis's metrics, and on PostgreSQL, which adds the pool's
+  // (test/postgres/pool-metrics.test.ts reads them from a PostgreSQL app).
   redisMetrics(app.metrics)
+  poolMetrics(app.metrics.registry, () => [])
   const types = exposedTypes(await scrape(app))
   const alerts = metricNames(alertExpressions(readFileSync(ALERTS, 'utf8')))
   const dashboard = metricNames(dashboardExpressions(JSON.parse(readFileSync(DASHBOARD, 'utf8'))))
@@ -96,12 +100,17 @@ test('every metric the alert rules and the dashboard name is on /metrics of a ru
   // Each signal operators watch is read from the metric that reports it.
   assert.deepEqual(alerts, [
     'http_request_duration_seconds_bucket',
+    'http_request_duration_seconds_count',
     'http_requests_total',
     'nodejs_eventloop_lag_p99_seconds',
+    'petstore_db_pool_waiting_calls',
+    'petstore_memory_limit_bytes',
     'petstore_rate_limited_total',
     'petstore_ready',
     'petstore_redis_up',
-    'petstore_store_query_duration_seconds_count'
+    'petstore_store_query_duration_seconds_count',
+    'process_resident_memory_bytes',
+    'process_start_time_seconds'
   ])
   assert.deepEqual(dashboard, [
     'http_request_duration_seconds_bucket',
@@ -114,13 +123,20 @@ test('every metric the alert rules and the dashboard name is on /metrics of a ru
     'petstore_answer_cache_misses_total',
     'petstore_auth_failures_total',
     'petstore_build_info',
+    'petstore_db_pool_connections',
+    'petstore_db_pool_idle_connections',
+    'petstore_db_pool_max_connections',
+    'petstore_db_pool_waiting_calls',
+    'petstore_memory_limit_bytes',
     'petstore_pets_created_total',
     'petstore_rate_limited_total',
     'petstore_ready',
+    'petstore_redis_up',
     'petstore_store_query_duration_seconds_bucket',
     'petstore_store_query_duration_seconds_count',
     'process_cpu_seconds_total',
-    'process_resident_memory_bytes'
+    'process_resident_memory_bytes',
+    'process_start_time_seconds'
   ])
 })
 
@@ -129,7 +145,8 @@ test('promtool accepts the alert rules, and each rule fires in its unit test and
   if (!tool) return
   const checked = runPromtool(tool, ['check', 'rules', ALERTS])
   assert.equal(checked.status, 0, checked.output)
-  assert.match(checked.output, /SUCCESS: 8 rules found/)
+  // 10 recording rules (the SLIs over five windows) and 16 alerts.
+  assert.match(checked.output, /SUCCESS: 26 rules found/)
   const tested = runPromtool(tool, ['test', 'rules', ALERT_TESTS])
   assert.equal(tested.status, 0, tested.output)
   // Every alert of the rules file is exercised by a test.
@@ -144,7 +161,7 @@ test('every query of the dashboard is valid PromQL', (t) => {
   const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8'))
   const queries = dashboardExpressions(dashboard).filter((query) => !query.startsWith('label_values(') && query !== 'prometheus')
   // One query per panel target.
-  assert.equal(queries.length, 20)
+  assert.equal(queries.length, 35)
   // Grafana's variables as a query would have them filled in; each query as a recording rule.
   const filled = queries.map((query) => query.replaceAll('$__rate_interval', '1m').replaceAll('$job', 'petstore').replaceAll('$instance', '.*'))
   const rules = 'groups:\n  - name: dashboard\n    rules:\n' +

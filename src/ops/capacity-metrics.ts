@@ -10,7 +10,6 @@ import type { PoolFigures, Store } from '../store/types.ts'
  * against them (deploy/prometheus/alerts.yml).
  */
 export function capacityMetrics (registry: Registry, store: Pick<Store, 'pools'>): void {
-  const registers = [registry]
   registry.registerMetric(new Gauge({
     name: 'petstore_memory_limit_bytes',
     help: 'Memory the process may use before it is killed: its cgroup (container) limit, else the machine\'s memory.',
@@ -18,7 +17,7 @@ export function capacityMetrics (registry: Registry, store: Pick<Store, 'pools'>
     collect () { this.set(memoryLimit()) }
   }))
   const pools = store.pools?.bind(store)
-  if (pools) poolGauges(registers, pools)
+  if (pools) poolMetrics(registry, pools)
 }
 
 /**
@@ -31,7 +30,9 @@ export function memoryLimit (limit = constrainedMemory(), machine = totalmem()):
 
 type Figure = Exclude<keyof PoolFigures, 'pool'>
 
-function poolGauges (registers: Registry[], pools: () => PoolFigures[]): void {
+/** The gauges of the pools `pools` reports, by pool. */
+export function poolMetrics (registry: Registry, pools: () => PoolFigures[]): void {
+  const registers = [registry]
   const gauge = (figure: Figure, name: string, help: string) => new Gauge({
     name,
     help,
