@@ -6,7 +6,6 @@ import { clientErrorHandler, frameworkErrors, refuseConnect } from './http/clien
 import type { Config } from './config.ts'
 import { connectionOptions, limitConnections } from './http/connections.ts'
 import { ApiError, errorHandler, notFoundBeforeBody, notFoundHandler } from './http/errors.ts'
-import { purgeExpiredIdempotencyRecords } from './pets/idempotency.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { admitKey, bearerAuth } from './auth/bearer.ts'
@@ -27,6 +26,7 @@ import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
 import { allowOnly, routeEveryMethod } from './http/method-not-allowed.ts'
 import { notAResource } from './http/not-a-resource.ts'
+import { replyCache } from './pets/reply-cache.ts'
 import { petRoutes } from './pets/routes.ts'
 import { keepRouteTemplates, routeTemplateOf } from './http/route-template.ts'
 import { BODY_LIMIT_BYTES, sharedSchemas } from './contract/schemas.ts'
@@ -125,6 +125,11 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })
+  await app.register(replyCache, {
+    store,
+    limits: { entries: config.ANSWER_CACHE_ENTRIES, maxBytes: config.ANSWER_CACHE_MAX_BYTES },
+    counters: metrics.answerCache
+  })
   const breaker = redis && redisBreaker(redis, { openMs: config.REDIS_BREAKER_MS, log: app.log, onChange: redisMetrics(metrics) })
   const limits = rateLimits({
     perKeyPerMinute: config.RATE_LIMIT_PER_MINUTE,
@@ -165,8 +170,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       publicUrl: config.PUBLIC_URL,
       deprecatedAt: new Date(config.DEPRECATION_DATE),
       sunsetAt: new Date(config.SUNSET_DATE),
-      cacheLimits: { entries: config.ANSWER_CACHE_ENTRIES, maxBytes: config.ANSWER_CACHE_MAX_BYTES },
-      cacheCounters: metrics.answerCache
+      petsCreated: metrics.petsCreated
     })
     // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
     allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])
@@ -174,7 +178,6 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     notAResource(guarded, '/pets/', 'the animals are at /v1/pets, without the trailing slash.')
   }, { prefix: '/v1' })
 
-  purgeExpiredIdempotencyRecords(app, store, now)
   app.addHook('onClose', async () => {
     await store.close()
     breaker?.stop()

@@ -144,9 +144,13 @@ async function appOnUnorderedStore (t: TestContext, reads: { getPet: number, lis
   const unordered = new Proxy(store, {
     get (target, property) {
       if (property === 'idsFollowCommitOrder') return false
-      if (property === 'getPet' || property === 'listPets') reads[property]++
       const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? value.bind(target) : value
+      if (typeof value !== 'function') return value
+      // Counted when called, not when read: the app's store wrapper reads each method once.
+      return (...args: unknown[]) => {
+        if (property === 'getPet' || property === 'listPets') reads[property]++
+        return value.apply(target, args)
+      }
     }
   }) satisfies Store
   const app = await buildApp({ config: testConfig(), store: unordered })

@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import packageJson from '../../package.json' with { type: 'json' }
 import { routeTemplateOf } from '../http/route-template.ts'
 import type { Store } from '../store/types.ts'
-import type { AnswerCacheCounters, LookupCounters } from '../pets/answer-cache.ts'
+import type { LookupCounters, ReplyCacheCounters } from '../pets/reply-cache.ts'
 import { RequestMetrics, StoreDurations } from './series-metrics.ts'
 
 /** The service's own metrics: one set per app instance, so tests can build many apps side by side. */
@@ -12,6 +12,7 @@ export interface Metrics {
   registry: Registry
   /** http_requests_total and http_request_duration_seconds, by route template, method and status. */
   http: RequestMetrics
+  /** Counted by createPet, where pets are created. */
   petsCreated: Counter
   authFailures: Counter
   rateLimited: Counter
@@ -22,7 +23,7 @@ export interface Metrics {
   /** Always 1; its labels say what runs: version, Node and store. */
   buildInfo: Gauge<'version' | 'node' | 'store'>
   /** The answer cache's lookups, by cache: a lookup adds one to a plain number. */
-  answerCache: AnswerCacheCounters
+  answerCache: ReplyCacheCounters
 }
 
 let processRegistry: Registry | undefined
@@ -78,8 +79,8 @@ export function createMetrics (store: Store['kind']): Metrics {
  * does not pay for prom-client's label check and hash (see series-metrics.ts).
  */
 function answerCacheCounters (registry: Registry): Metrics['answerCache'] {
-  const counts: Record<keyof AnswerCacheCounters, { hit: number, miss: number }> = { pet: { hit: 0, miss: 0 }, list: { hit: 0, miss: 0 } }
-  const caches = Object.keys(counts) as Array<keyof AnswerCacheCounters>
+  const counts: Record<keyof ReplyCacheCounters, { hit: number, miss: number }> = { pet: { hit: 0, miss: 0 }, list: { hit: 0, miss: 0 } }
+  const caches = Object.keys(counts) as Array<keyof ReplyCacheCounters>
   const labelNames = ['cache'] as const
   const takeCounts = (outcome: 'hit' | 'miss') => function (this: Counter<'cache'>) {
     // Every series exists from the start (an increment of 0): rate() cannot see the first
@@ -94,7 +95,7 @@ function answerCacheCounters (registry: Registry): Metrics['answerCache'] {
   for (const [text, outcome] of [[hits, 'hit'], [misses, 'miss']] as const) {
     registry.registerMetric(new Counter({ ...text, labelNames, registers: [], collect: takeCounts(outcome) }))
   }
-  const lookups = (cache: keyof AnswerCacheCounters): LookupCounters => ({
+  const lookups = (cache: keyof ReplyCacheCounters): LookupCounters => ({
     hit: { inc: () => { counts[cache].hit++ } },
     miss: { inc: () => { counts[cache].miss++ } }
   })
@@ -142,9 +143,6 @@ export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstan
     metrics.http.record(route, method, status, reply.elapsedTime / 1000)
     if (status === 401) metrics.authFailures.inc()
     if (status === 429) metrics.rateLimited.inc()
-    if (status === 201 && route === '/v1/pets' && method === 'POST' && !reply.hasHeader('idempotent-replayed')) {
-      metrics.petsCreated.inc()
-    }
     done()
   })
 }, { name: 'metrics' })

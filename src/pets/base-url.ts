@@ -6,7 +6,7 @@ const PLAIN_HOST = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/
 /**
  * The base address incl. /v1 for Link and Location: PUBLIC_URL, else the request's own host.
  * A Host header that is not a plain host[:port] is never echoed (it could inject links into
- * answers that caches keep); the answer then uses the relative /v1.
+ * replies that caches keep); the reply then uses the relative /v1.
  */
 export function baseUrl (request: FastifyRequest, publicUrl: string | undefined): string {
   if (publicUrl) return publicUrl

@@ -1,4 +1,3 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { emptyBody } from '../http/empty-bodies.ts'
@@ -8,7 +7,7 @@ import { BODY_LIMIT_TEXT, type NewPet, type Pet } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
 import { baseUrl } from './base-url.ts'
 import { fingerprintOf, HOUR_MS, IDEMPOTENCY_KEY_PATTERN, parseIdempotencyKey } from './idempotency.ts'
-import { answer, commonErrors, error } from './responses.ts'
+import { commonErrors, error, type Operation, response } from './operation.ts'
 
 export function createPetSchema (idempotencyTtlHours: number) {
   return {
@@ -29,7 +28,7 @@ export function createPetSchema (idempotencyTtlHours: number) {
     // The shared NewPet by name, so the document describes it once (components.schemas).
     body: Type.Unsafe<NewPet>(Type.Ref('NewPet')),
     response: {
-      201: answer('Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
+      201: response('Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`.', 'Pet', { ...location, ...idempotentReplayed }),
       400: error('The body lacks required fields, holds invalid values or is not valid JSON, `Idempotency-Key` is malformed, or `Authorization` was sent more than once.'),
       403: error('The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends.'),
       409: error('Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds.', retryAfter),
@@ -49,13 +48,15 @@ export interface CreatePetOptions {
   publicUrl?: string
   /** How long an Idempotency-Key is remembered (IDEMPOTENCY_TTL_HOURS). */
   idempotencyTtlHours: number
+  /** petstore_pets_created_total: one for each pet stored, none for a replay. */
+  petsCreated: { inc (): void }
 }
 
-/** POST /pets: stores the pet and answers it with its id; at most once per Idempotency-Key. */
-export const createPet: FastifyPluginAsyncTypebox<CreatePetOptions> = async (app, { store, now, publicUrl, idempotencyTtlHours }) => {
+/** POST /pets: stores the pet and replies with it and its id; at most once per Idempotency-Key. */
+export function createPet ({ store, now, publicUrl, idempotencyTtlHours, petsCreated }: CreatePetOptions): Operation<ReturnType<typeof createPetSchema>> {
   const idempotencyTtlMs = idempotencyTtlHours * HOUR_MS
 
-  /** The first request with a key creates; a repeat with the same body replays that answer. */
+  /** The first request with a key creates; a repeat with the same body replays that reply. */
   async function createOnce (request: FastifyRequest, reply: FastifyReply, pet: NewPet, header: string): Promise<Pet> {
     // The header schema already checked the syntax; the key is its unquoted text.
     const key = parseIdempotencyKey(header)!
@@ -74,16 +75,31 @@ export const createPet: FastifyPluginAsyncTypebox<CreatePetOptions> = async (app
       throw new ApiError('request_in_progress', 'A request with this Idempotency-Key is still being processed; retry after the time in Retry-After.', { headers: { 'retry-after': '1' } })
     }
     if (result.outcome === 'replayed') reply.header('idempotent-replayed', 'true')
+    else petsCreated.inc()
     return result.pet
   }
 
-  // The bearer check refuses read keys here (config.scope), before the body is read.
-  app.post('/pets', { schema: createPetSchema(idempotencyTtlHours), config: { scope: 'write' }, preParsing: emptyBody }, async (request, reply) => {
-    const header = request.headers['idempotency-key']
-    const pet = typeof header === 'string'
-      ? await createOnce(request, reply, request.body, header)
-      : await store.createPet(request.body)
-    reply.code(201).header('location', `${baseUrl(request, publicUrl)}/pets/${pet.id}`)
-    return pet
-  })
+  async function createNew (pet: NewPet): Promise<Pet> {
+    const created = await store.createPet(pet)
+    petsCreated.inc()
+    return created
+  }
+
+  return {
+    method: 'POST',
+    url: '/pets',
+    schema: createPetSchema(idempotencyTtlHours),
+    // The bearer check refuses read keys here, before the body is read. A new pet changes no
+    // reply already kept: it gets a larger id than every pet before it (reply-cache.ts).
+    config: { scope: 'write', cacheable: false },
+    preParsing: emptyBody,
+    handler: async (request, reply) => {
+      const header = request.headers['idempotency-key']
+      const pet = typeof header === 'string'
+        ? await createOnce(request, reply, request.body, header)
+        : await createNew(request.body)
+      reply.code(201).header('location', `${baseUrl(request, publicUrl)}/pets/${pet.id}`)
+      return pet
+    }
+  }
 }

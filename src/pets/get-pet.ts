@@ -1,11 +1,10 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiError } from '../http/errors.ts'
 import { deprecationHeaders, GET_PET_DOCS_FRAGMENT } from '../contract/response-headers.ts'
 import { PetIdParamsSchema } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
-import { type AnswerCacheCounters, type AnswerCacheLimits, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
 import { baseUrl } from './base-url.ts'
-import { answer, commonErrors, error } from './responses.ts'
+import { commonErrors, error, type Operation, response } from './operation.ts'
+import { JSON_TYPE, type ReplyCache, serialize } from './reply-cache.ts'
 
 export function getPetSchema (sunset: Date) {
   const deprecation = deprecationHeaders(sunset)
@@ -18,7 +17,7 @@ export function getPetSchema (sunset: Date) {
     security: [{ bearerAuth: [] }],
     params: PetIdParamsSchema,
     response: {
-      200: answer('Animal found.', 'Pet', deprecation),
+      200: response('Animal found.', 'Pet', deprecation),
       400: error('`petId` is not a signed 64-bit integer, or `Authorization` was sent more than once (added by this service).', deprecation),
       404: error('The requested resource could not be found.', deprecation),
       410: error('The operation has passed its sunset date and is removed.', deprecation),
@@ -34,19 +33,19 @@ export interface GetPetOptions {
   publicUrl?: string
   deprecatedAt: Date
   sunsetAt: Date
-  /** How many found pets to keep serialized, in how many bytes; 0 turns the cache off. */
-  cacheLimits: AnswerCacheLimits
-  cacheCounters: AnswerCacheCounters
+  replyCache: ReplyCache
 }
 
 /** GET /pets/{petId}: one pet; deprecated, and gone from its sunset on. */
-export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { store, now, publicUrl, deprecatedAt, sunsetAt, cacheLimits, cacheCounters }) => {
-  const found = finalAnswers<bigint, string>(store, cacheLimits, (json) => json, cacheCounters.pet)
+export function getPet ({ store, now, publicUrl, deprecatedAt, sunsetAt, replyCache }: GetPetOptions): Operation<ReturnType<typeof getPetSchema>> {
+  // Any key may read; a found pet can never change, so it may be kept (reply-cache.ts).
+  const config = { scope: 'read', cacheable: true } as const
+  const found = replyCache.keep<bigint, string>(config, 'pet', (json) => json)
   const sunsetHeader = sunsetAt.toUTCString()
   const deprecationHeader = `@${Math.floor(deprecatedAt.getTime() / 1000)}`
   const sunsetMs = sunsetAt.getTime()
 
-  // Almost every answer names the same base address: its Link value is made once.
+  // Almost every reply names the same base address: its Link value is made once.
   const deprecationLinks = new Map<string, string>()
   function deprecationLink (base: string): string {
     let link = deprecationLinks.get(base)
@@ -57,10 +56,13 @@ export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { st
     return link
   }
 
-  app.get('/pets/:petId', {
+  return {
+    method: 'GET',
+    url: '/pets/:petId',
     schema: getPetSchema(sunsetAt),
-    // onSend runs for every answer of this route, errors and 401s included. Both hooks in
-    // callback form, as every hook that runs on each answer (http/logging.ts): no promise each.
+    config,
+    // onSend runs for every reply of this route, errors and 401s included. Both hooks in
+    // callback form, as every hook that runs on each reply (http/logging.ts): no promise each.
     onSend: (request, reply, payload, done) => {
       reply.header('deprecation', deprecationHeader)
       reply.header('sunset', sunsetHeader)
@@ -70,17 +72,18 @@ export const getPet: FastifyPluginAsyncTypebox<GetPetOptions> = async (app, { st
     preValidation: (_request, _reply, done) => {
       if (now() >= sunsetMs) done(new ApiError('gone', `getPet was removed on ${sunsetHeader}; use GET /pets with the status filter.`))
       else done()
+    },
+    handler: async (request, reply) => {
+      const { petId } = request.params
+      let json = found?.get(petId)
+      if (json === undefined) {
+        const pet = await store.getPet(petId)
+        if (!pet) throw new ApiError('not_found', `No pet has id ${petId}.`)
+        json = serialize(reply, pet)
+        found?.set(petId, json)
+      }
+      reply.type(JSON_TYPE)
+      return json
     }
-  }, async (request, reply) => {
-    const { petId } = request.params
-    let json = found?.get(petId)
-    if (json === undefined) {
-      const pet = await store.getPet(petId)
-      if (!pet) throw new ApiError('not_found', `No pet has id ${petId}.`)
-      json = serialize(reply, pet)
-      found?.set(petId, json)
-    }
-    reply.type(JSON_TYPE)
-    return json
-  })
+  }
 }

@@ -1,13 +1,12 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { invalidRequest } from '../http/errors.ts'
 import { decodeCursor, encodeCursor } from '../contract/int64.ts'
 import { nextLink } from '../contract/response-headers.ts'
 import { LIST_LIMIT_DEFAULT, ListPetsQuerySchema, type PetStatus } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
-import { type AnswerCacheCounters, type AnswerCacheLimits, finalAnswers, JSON_TYPE, serialize } from './answer-cache.ts'
 import { baseUrl } from './base-url.ts'
-import { answer, commonErrors, error } from './responses.ts'
+import { commonErrors, error, type Operation, response } from './operation.ts'
+import { JSON_TYPE, type ReplyCache, serialize } from './reply-cache.ts'
 
 export const listPetsSchema = {
   operationId: 'listPets',
@@ -17,7 +16,7 @@ export const listPetsSchema = {
   security: [{ bearerAuth: [] }],
   querystring: ListPetsQuerySchema,
   response: {
-    200: answer('Success', 'Pets', nextLink),
+    200: response('Success', 'Pets', nextLink),
     400: error('`limit`, `status` or `cursor` is invalid, or `Authorization` was sent more than once (added by this service).'),
     ...commonErrors()
   }
@@ -27,19 +26,19 @@ export const listPetsSchema = {
 export interface ListPetsOptions {
   store: Store
   publicUrl?: string
-  /** How many full pages to keep serialized, in how many bytes; 0 turns the cache off. */
-  cacheLimits: AnswerCacheLimits
-  cacheCounters: AnswerCacheCounters
+  replyCache: ReplyCache
 }
 
 /** A page as it is sent: its JSON, and the cursor of the next page when there is one. */
 interface Page { json: string, nextCursor?: string }
 
 /** GET /pets: a page of pets in id order, the next one announced in a Link header. */
-export const listPets: FastifyPluginAsyncTypebox<ListPetsOptions> = async (app, { store, publicUrl, cacheLimits, cacheCounters }) => {
-  const pages = finalAnswers<string, Page>(store, cacheLimits, (page) => page.json, cacheCounters.list)
+export function listPets ({ store, publicUrl, replyCache }: ListPetsOptions): Operation<typeof listPetsSchema> {
+  // Any key may list; a full page can never change, so it may be kept (reply-cache.ts).
+  const config = { scope: 'read', cacheable: true } as const
+  const pages = replyCache.keep<string, Page>(config, 'list', (page) => page.json)
 
-  /** A page from the store, kept when it is full (final, see answer-cache.ts). */
+  /** A page from the store, kept when it is full (final, see reply-cache.ts). */
   async function readPage (key: string, limit: number, status: PetStatus | undefined, cursor: string | undefined, reply: FastifyReply): Promise<Page> {
     const afterId = cursor === undefined ? undefined : decodeCursor(cursor)
     if (cursor !== undefined && afterId === undefined) {
@@ -54,17 +53,23 @@ export const listPets: FastifyPluginAsyncTypebox<ListPetsOptions> = async (app, 
     return page
   }
 
-  app.get('/pets', { schema: listPetsSchema }, async (request, reply) => {
-    // The validator always sets limit (its default); the type only knows the query may omit it.
-    const { limit = LIST_LIMIT_DEFAULT, status, cursor } = request.query
-    const key = `${limit}|${status ?? ''}|${cursor ?? ''}`
-    const page = pages?.get(key) ?? await readPage(key, limit, status, cursor, reply)
-    if (page.nextCursor !== undefined) {
-      // Every part is URL-safe as it is: a number, a status name, a base64url cursor.
-      const query = `limit=${limit}${status ? `&status=${status}` : ''}&cursor=${page.nextCursor}`
-      reply.header('link', `<${baseUrl(request, publicUrl)}/pets?${query}>; rel="next"`)
+  return {
+    method: 'GET',
+    url: '/pets',
+    schema: listPetsSchema,
+    config,
+    handler: async (request, reply) => {
+      // The validator always sets limit (its default); the type only knows the query may omit it.
+      const { limit = LIST_LIMIT_DEFAULT, status, cursor } = request.query
+      const key = `${limit}|${status ?? ''}|${cursor ?? ''}`
+      const page = pages?.get(key) ?? await readPage(key, limit, status, cursor, reply)
+      if (page.nextCursor !== undefined) {
+        // Every part is URL-safe as it is: a number, a status name, a base64url cursor.
+        const query = `limit=${limit}${status ? `&status=${status}` : ''}&cursor=${page.nextCursor}`
+        reply.header('link', `<${baseUrl(request, publicUrl)}/pets?${query}>; rel="next"`)
+      }
+      reply.type(JSON_TYPE)
+      return page.json
     }
-    reply.type(JSON_TYPE)
-    return page.json
-  })
+  }
 }

@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
 import type { Store } from '../store/types.ts'
-import type { AnswerCacheCounters, AnswerCacheLimits } from './answer-cache.ts'
 import { createPet } from './create-pet.ts'
 import { getPet } from './get-pet.ts'
+import { purgeExpiredIdempotencyRecords } from './idempotency.ts'
 import { listPets } from './list-pets.ts'
 
 /** What the pet operations need from the app: each takes the part it uses. */
@@ -14,18 +15,18 @@ export interface PetRoutesOptions {
   idempotencyTtlHours: number
   deprecatedAt: Date
   sunsetAt: Date
-  /**
-   * How many full pages, and as many found pets, to keep serialized (ANSWER_CACHE_ENTRIES), in
-   * how many bytes together (ANSWER_CACHE_MAX_BYTES); either at 0 turns the cache off.
-   */
-  cacheLimits: AnswerCacheLimits
-  /** The answer cache's hits and misses, by cache. */
-  cacheCounters: AnswerCacheCounters
+  /** petstore_pets_created_total, counted by createPet. */
+  petsCreated: { inc (): void }
 }
 
-/** The three operations of the interface, in the order the OpenAPI document lists them. */
-export async function petRoutes (app: FastifyInstance, options: PetRoutesOptions) {
-  await app.register(listPets, options)
-  await app.register(createPet, options)
-  await app.register(getPet, options)
-}
+/**
+ * The operations of the interface, in the order the OpenAPI document lists them: each module
+ * makes its route (method, URL, schema, the scope it needs, whether its replies may be kept,
+ * handler), and the scope they are registered in decides what runs before them (the bearer check).
+ */
+export const petRoutes = fp(async function petRoutes (app: FastifyInstance, options: PetRoutesOptions) {
+  const { replyCache } = app
+  const operations = [listPets({ ...options, replyCache }), createPet(options), getPet({ ...options, replyCache })]
+  for (const operation of operations) app.route(operation as RouteOptions)
+  purgeExpiredIdempotencyRecords(app, options.store, options.now)
+}, { name: 'pet-routes', dependencies: ['reply-cache'] })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { buildTestApp, issueKey, json, type TestApp } from '../helpers.ts'
+import { scrape } from '../scrape.ts'
 import { purgeExpiredRecords } from '../../src/pets/idempotency.ts'
 
 const HOUR_MS = 3_600_000
@@ -142,5 +143,30 @@ describe('createPet with Idempotency-Key', () => {
     assert.equal(retried.statusCode, 201)
     assert.equal(retried.headers['idempotent-replayed'], undefined)
     assert.equal(retried.body, '{"id":1,"name":"Rex","categoryId":7}')
+  })
+
+  test('petstore_pets_created_total counts each pet stored, once: never a replay, a conflict or a failed create', async (t) => {
+    let failNext = false
+    const app = await buildTestApp(t, {
+      faults: {
+        beforeStoreCall (operation) {
+          if (operation.startsWith('createPet') && failNext) {
+            failNext = false
+            throw new Error('disk I/O error')
+          }
+        }
+      }
+    })
+    const created = async () => Number(/^petstore_pets_created_total (\d+)$/m.exec(await scrape(app.app))?.[1])
+    const statuses: number[] = []
+    for (const [key, name] of [['a', 'Rex'], ['a', 'Rex'], ['a', 'Tom'], [undefined, 'Tom'], ['b', 'Kit']] as const) {
+      statuses.push((await create(app, key, JSON.stringify({ name, categoryId: 7 }))).statusCode)
+    }
+    failNext = true
+    statuses.push((await create(app, undefined, '{"name":"Lost","categoryId":7}')).statusCode)
+    failNext = true
+    statuses.push((await create(app, 'c', '{"name":"Lost","categoryId":7}')).statusCode)
+    assert.deepEqual(statuses, [201, 201, 422, 201, 201, 500, 500])
+    assert.deepEqual([await created(), await app.store.countPets()], [3, 3])
   })
 })
