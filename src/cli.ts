@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
+import { backupCommand, restoreCommand } from './cli/backup.ts'
 import { keysCommand } from './cli/keys.ts'
 import { helpLayout, Refusal, reportError } from './cli/output.ts'
 import { petsCommand } from './cli/pets.ts'
@@ -11,7 +12,8 @@ import { commandStore, type CommandStore } from './cli/store.ts'
 
 const FOOTER = `
 Every command reads DATABASE_URL (default sqlite:./data/petstore.db). serve, migrate, keys create and
-pets import create and migrate the database when needed; the other commands need a migrated one.
+pets import create and migrate the database when needed, restore writes one from a backup, backup
+takes it as it is; the other commands need a migrated one.
 Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong. Under --json a failure also
 prints {"error":{"code","message"}} on stdout.`
 
@@ -28,6 +30,8 @@ export function buildProgram (env: Record<string, string | undefined>, store: Co
     .addCommand(keysCommand(store))
     .addCommand(petsCommand(store))
     .addCommand(probeCommand())
+    .addCommand(backupCommand(env))
+    .addCommand(restoreCommand(env))
   configure(program)
   return program
 }

@@ -1,0 +1,61 @@
+import { Command } from 'commander'
+import { loadConfig } from '../config.ts'
+import { redactUrl } from '../store/errors.ts'
+import { size } from './backup-files.ts'
+import { count, Failure, print, UsageError } from './output.ts'
+
+/** backup and restore: the database of DATABASE_URL to one checked 0600 file, and back. */
+
+interface BackupOptions { force?: boolean, json?: boolean }
+
+type Env = Record<string, string | undefined>
+
+export function backupCommand (env: Env): Command {
+  return new Command('backup')
+    .description('Write a consistent copy of the database to FILE while the service runs: SQLite\'s online backup, or pg_dump --format=custom --no-owner on PostgreSQL. FILE is created 0600 (its folder 0700 when missing) and checked (integrity, the tables of its migration) before the command reports success. An existing FILE is refused without --force.')
+    .usage('FILE [--force] [--json]')
+    .argument('[file]')
+    .option('--force', 'replace FILE if it exists')
+    .option('--json', 'print what was written as JSON')
+    .action(async (file: string | undefined, options: BackupOptions) => {
+      if (file === undefined) throw new UsageError('expected the file to write the backup to')
+      const config = loadConfig(env)
+      const url = config.DATABASE_URL
+      if (url.startsWith('sqlite:')) {
+        const { sqlitePath } = await import('../store/sqlite/store.ts')
+        const { backupSqlite } = await import('./sqlite-backup.ts')
+        const done = await backupSqlite(sqlitePath(url), file, options.force === true)
+        return print(options.json
+          ? JSON.stringify({ ...done, database: url })
+          : `backed up ${url} to ${done.file} (${size(done.bytes)}, mode 0600): ${count(done.pets, 'pet')}, ${count(done.keys, 'key')}, migration ${done.migration}; integrity_check ok`)
+      }
+      const { backupPostgres } = await import('./pg-backup.ts')
+      const done = await backupPostgres(url, file, options.force === true, config.DATABASE_CONNECT_TIMEOUT_MS, env)
+      const where = redactUrl(url)
+      print(options.json
+        ? JSON.stringify({ ...done, database: where })
+        : `backed up ${where} to ${done.file} (${size(done.bytes)}, mode 0600, pg_dump custom format): tables ${done.tables.join(', ')}, migration ${done.migration}; pg_restore --list ok`)
+    })
+}
+
+export function restoreCommand (env: Env): Command {
+  return new Command('restore')
+    .description('Replace the SQLite database with the backup FILE, once it is checked (integrity, the tables of its migration, a migration not ahead of this release). Refused while the service or another command has the database open. The replaced database is kept beside it as DATABASE.before-restore-TIME (0600). On PostgreSQL, stop every instance and use pg_restore: see docs/operations.md.')
+    .usage('FILE [--json]')
+    .argument('[file]')
+    .option('--json', 'print what was restored as JSON')
+    .action(async (file: string | undefined, options: BackupOptions) => {
+      if (file === undefined) throw new UsageError('expected the backup file to restore')
+      const url = loadConfig(env).DATABASE_URL
+      if (!url.startsWith('sqlite:')) {
+        // Replacing a schema takes DROP SCHEMA … CASCADE, with every instance, on every host, stopped.
+        throw new Failure('restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations.md "Back up and restore" shows', 'unsupported')
+      }
+      const { sqlitePath } = await import('../store/sqlite/store.ts')
+      const { restoreSqlite } = await import('./sqlite-restore.ts')
+      const done = await restoreSqlite(sqlitePath(url), file)
+      if (options.json) return print(JSON.stringify({ ...done, database: url }))
+      const kept = done.keptAt ? `the database it replaced is kept at ${done.keptAt} (mode 0600)` : 'there was no database to keep'
+      print(`restored ${url} from ${done.file}: ${count(done.pets, 'pet')}, ${count(done.keys, 'key')}, migration ${done.migration}; ${kept}`)
+    })
+}
