@@ -14,7 +14,7 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   // Before the store opens: the PostgreSQL instrumentation patches the driver as it is loaded.
   const tracing = tracingWanted(env) ? (await import('./ops/tracing.ts')).startTracing(env) : undefined
   const store = await openStore(config.DATABASE_URL, poolOptions(config))
-  await store.migrate()
+  const migrations = await store.migrate()
   const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS)
   const postgres = store.kind === 'postgres' ? { url: config.DATABASE_URL, options: poolOptions(config) } : undefined
   const firstKey = firstKeyNotice(await ensureFirstKey(store, firstKeyFile(config), postgres))
@@ -22,6 +22,8 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   if (firstKey) process.stderr.write(`${firstKey.message}\n`)
   const app = await buildApp({ config, store, redis, logStream: batchedStdout(), tracing })
   if (tracing) app.addHook('onClose', () => tracing.shutdown())
+  // Which release last changed the schema, for a rollback (docs/operations.md).
+  if (migrations.length > 0) app.log.info({ migrations }, 'migrations applied')
   if (firstKey) app.log[firstKey.level](firstKey.fields, firstKey.message)
   const metrics = metricsServer(app.metrics.registry)
   app.addHook('onClose', () => metrics.close())

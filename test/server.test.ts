@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { logLines, runCli, runToExit, startServer, stopProcess, tempDir } from './processes.ts'
+import { loadMigrations } from '../src/store/migrations.ts'
+import { logLines, runCli, runToExit, startServer, stopProcess, tempDir, type ServerProcess } from './processes.ts'
 
 describe('the server process, end to end over real HTTP', () => {
   test('listens on port 0, writes the first key to its file only, and a second start makes no other key', async (t) => {
@@ -33,6 +34,8 @@ describe('the server process, end to end over real HTTP', () => {
     assert.ok(!first.stdout().includes(key.slice(12)), 'the stdout log never holds the key')
     const announced = logLines(first).filter((line) => String(line.msg).startsWith('created the first API key'))
     assert.deepEqual(announced.map((line) => line.prefix), [key.slice(0, 12)])
+    const migrated = (server: ServerProcess) => logLines(server).filter((line) => line.msg === 'migrations applied').map((line) => line.migrations)
+    assert.deepEqual(migrated(first), [loadMigrations('sqlite').map(({ version, name }) => `${String(version).padStart(3, '0')}-${name}`)])
 
     const second = await startServer(t, { DATABASE_URL: databaseUrl })
     assert.doesNotMatch(second.stderr(), /first API key/)
@@ -40,6 +43,7 @@ describe('the server process, end to end over real HTTP', () => {
     assert.equal(listed.status, 200, 'the first key still works')
     assert.equal(await listed.text(), `[${body}]`)
     await stopProcess(second.child)
+    assert.deepEqual(migrated(second), [], 'the second start applies nothing and says nothing of it')
     const keys = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
     assert.deepEqual(JSON.parse(keys.stdout).map((k: { name: string }) => k.name), ['first key'])
   })

@@ -4,16 +4,60 @@ import { join } from 'node:path'
 export interface Migration { version: number, name: string, sql: string }
 
 const MIGRATIONS_ROOT = new URL('../../migrations/', import.meta.url).pathname
+// postgrator's form: NNN.do.name.sql. It skips a file it cannot read a version from, silently.
+const FILE_NAME = /^(\d{3})\.do\.([a-z0-9-]+)\.sql$/
 
-/** The versioned SQL files of one dialect, oldest first: migrations/<dialect>/NNN-name.sql. */
+/** The versioned SQL files of one dialect, oldest first: migrations/<dialect>/NNN.do.name.sql. */
 export function loadMigrations (dialect: 'sqlite' | 'postgres'): Migration[] {
   const folder = join(MIGRATIONS_ROOT, dialect)
-  return readdirSync(folder)
-    .filter((file) => /^\d{3}-[a-z0-9-]+\.sql$/.test(file))
-    .sort()
-    .map((file) => ({
-      version: Number(file.slice(0, 3)),
-      name: file.slice(4, -4),
-      sql: readFileSync(join(folder, file), 'utf8')
-    }))
+  return readdirSync(folder).sort().map((file) => {
+    const [, version, name] = FILE_NAME.exec(file) ?? []
+    if (version === undefined || name === undefined) {
+      throw new Error(`migrations/${dialect}/${file}: a migration file is named NNN.do.name.sql (a lower-case name), e.g. 001.do.initial.sql`)
+    }
+    return { version: Number(version), name, sql: readFileSync(join(folder, file), 'utf8') }
+  })
+}
+
+/** The database was migrated by a later release than this code: it must not run on it. */
+export class SchemaAheadError extends Error {
+  override readonly name = 'SchemaAheadError'
+  constructor (databaseVersion: number, codeVersion: number) {
+    super(`the database is at migration ${databaseVersion}, this code knows up to ${codeVersion}: run a newer release or restore a backup`)
+  }
+}
+
+/** One connection of a store, inside a transaction its caller holds until the migrations are done. */
+export interface MigrationConnection {
+  dialect: 'sqlite' | 'postgres'
+  /** PostgreSQL: the schema the tables live in. */
+  schema?: string
+  /** One statement; its rows. */
+  query(sql: string): Promise<unknown[]>
+  /** A migration file: several statements. */
+  script(sql: string): Promise<void>
+}
+
+/**
+ * Applies the migrations the database lacks, in order, with postgrator, and returns their names
+ * (NNN-name). schema_migrations must exist with postgrator's columns (version, name, md5,
+ * run_at). Refuses a database whose latest migration is later than this code's, and one where a
+ * migration already applied has another checksum than its file now.
+ */
+export async function applyMigrations (connection: MigrationConnection): Promise<string[]> {
+  const latest = loadMigrations(connection.dialect).at(-1)?.version ?? 0
+  // Loaded only to migrate: the commands that only read never pay for it and its glob.
+  const { default: Postgrator } = await import('postgrator')
+  const postgrator = new Postgrator({
+    migrationPattern: join(MIGRATIONS_ROOT, connection.dialect, '*.sql'),
+    driver: connection.dialect === 'sqlite' ? 'sqlite3' : 'pg',
+    ...(connection.schema !== undefined && { currentSchema: connection.schema }),
+    schemaTable: 'schema_migrations',
+    execQuery: async (sql) => ({ rows: await connection.query(sql) }),
+    execSqlScript: connection.script
+  })
+  const databaseVersion = await postgrator.getDatabaseVersion()
+  if (databaseVersion > latest) throw new SchemaAheadError(databaseVersion, latest)
+  const applied = await postgrator.migrate()
+  return applied.map(({ version, name }) => `${String(version).padStart(3, '0')}-${name}`)
 }

@@ -6,6 +6,7 @@ import { WriteHealth, type WriteStateListener } from '../write-health.ts'
 import { rollback, storageCondition } from './conditions.ts'
 import { openDatabase } from './open.ts'
 import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './pet-writer.ts'
+import { migrate } from './migrate.ts'
 import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './rows.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
 
@@ -134,22 +135,8 @@ export class SqliteStore implements Store {
     this.#db.exec(`PRAGMA user_version = ${version}`)
   }
 
-  async migrate (): Promise<string[]> {
-    this.#db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
-    // BEGIN IMMEDIATE takes the write lock first, so two processes starting together
-    // apply each migration exactly once.
-    return this.#transaction(() => {
-      const applied = new Set(this.#db.prepare('SELECT version FROM schema_migrations').all().map((row) => Number(row.version)))
-      const names: string[] = []
-      for (const migration of loadMigrations('sqlite')) {
-        if (applied.has(migration.version)) continue
-        this.#db.exec(migration.sql)
-        this.#db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-          .run(migration.version, migration.name, new Date().toISOString())
-        names.push(`${String(migration.version).padStart(3, '0')}-${migration.name}`)
-      }
-      return names
-    })
+  migrate (): Promise<string[]> {
+    return migrate(this.#db)
   }
 
   async checkReady (): Promise<void> {
