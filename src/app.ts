@@ -1,11 +1,10 @@
-import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './http/client-errors.ts'
 import type { Config } from './config.ts'
 import { connectionOptions, limitConnections } from './http/connections.ts'
-import { ApiError, errorHandler, notFoundBeforeBody, notFoundHandler } from './http/errors.ts'
+import { errorHandler, notFoundBeforeBody, notFoundHandler } from './http/errors.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { admitKey, bearerAuth } from './auth/bearer.ts'
@@ -24,18 +23,15 @@ import { rateLimits } from './auth/rate-limits.ts'
 import { redisBreaker } from './auth/redis-breaker.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { healthRoutes } from './ops/health.ts'
-import { allowOnly, routeEveryMethod } from './http/method-not-allowed.ts'
-import { notAResource } from './http/not-a-resource.ts'
+import { methodNotAllowed } from './http/method-not-allowed.ts'
+import { loadShedding } from './http/load-shedding.ts'
 import { replyCache } from './pets/reply-cache.ts'
 import { petRoutes } from './pets/routes.ts'
-import { keepRouteTemplates, routeTemplateOf } from './http/route-template.ts'
+import { keepRouteTemplates } from './http/route-template.ts'
 import { BODY_LIMIT_BYTES, sharedSchemas } from './contract/schemas.ts'
 import { sharedSerializers } from './http/serializers.ts'
 import type { Store } from './store/types.ts'
 import { validatorFactory } from './http/validation.ts'
-
-// Two samples of the load-shedding monitor (one a second).
-const STARTUP_GRACE_MS = 2000
 
 /** What an app needs from outside: tests hand in a temporary store, a literal config and a fixed clock. */
 export interface AppDeps {
@@ -94,8 +90,11 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   })
   limitConnections(app, config)
   refuseConnect(app)
-  routeEveryMethod(app)
-  // First: its request span then covers every hook and route registered after it.
+  // The plugins below name those they need before them (fastify-plugin's `dependencies`), and
+  // Fastify refuses to start when one is missing or comes later. Three orders cannot be declared
+  // that way: tracing (OpenTelemetry's plugin, and optional) goes first, so that its request span
+  // covers every hook; describeRoutes (optional) goes before the routes it records; and every
+  // plugin that hooks all requests goes before the first scope, which copies the hooks it finds.
   if (tracing) await app.register(tracing.plugin)
 
   for (const schema of sharedSchemas) app.addSchema(schema)
@@ -109,22 +108,12 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   keepRouteTemplates(app)
   lingeringClose(app)
   requestLogging(app, logDestination, tracing?.logFields)
+  await app.register(methodNotAllowed)
   await app.register(metricsPlugin, { metrics })
-  // Before lifecycle, whose 503 while closing then still carries the CORS fields.
   await app.register(cors)
   await app.register(lifecycle)
   await app.register(securityHeaders)
-  // The first samples of the event loop hold start-up work (compiling schemas), not load.
-  let shedFrom = Infinity
-  app.addHook('onReady', async () => { shedFrom = now() + STARTUP_GRACE_MS })
-  await app.register(underPressure, {
-    maxEventLoopDelay: config.MAX_EVENT_LOOP_DELAY_MS,
-    pressureHandler: async (request) => {
-      // Liveness stays available under load: restarting a busy instance only makes things worse.
-      if (routeTemplateOf(request) === '/healthz' || now() < shedFrom) return
-      throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
-    }
-  })
+  await app.register(loadShedding, { maxEventLoopDelayMs: config.MAX_EVENT_LOOP_DELAY_MS, now })
   await app.register(replyCache, {
     store,
     limits: { entries: config.ANSWER_CACHE_ENTRIES, maxBytes: config.ANSWER_CACHE_MAX_BYTES },
@@ -141,23 +130,19 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   // One key cache for the bearer check and the open surface's budget.
   const keys = keyCache(store, config.KEY_CACHE_TTL_MS)
 
-  // Before every route, which it records.
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
   // The probes: never counted against a budget.
   await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining(), ready: metrics.ready })
-  for (const url of ['/healthz', '/readyz']) allowOnly(app, url, ['GET', 'HEAD'])
-  // The open surface: no key needed, every answer counted, unknown paths included.
+  // The open surface: no key needed, every request counted, unknown paths included.
   await app.register(async (open) => {
     open.addHook('onRequest', openSurfaceBudget(keys, now, limits))
     open.addHook('onRequest', admitKey(limits))
-    // Unknown paths belong to this scope, so its hooks count them; notFoundBeforeBody answers
+    // Unknown paths belong to this scope, so its hooks count them; notFoundBeforeBody replies to
     // them before the handler would, and before any body is read.
     open.addHook('onRequest', notFoundBeforeBody)
     open.setNotFoundHandler(notFoundHandler)
     await open.register(docsRoutes)
     await open.register(openapiRoute, { prefix: '/v1', publicUrl: config.PUBLIC_URL, stagingUrl: config.STAGING_URL })
-    allowOnly(open, '/v1/openapi.json', ['GET', 'HEAD'])
-    for (const url of ['/docs', '/docs/', '/docs/js/scalar.js']) allowOnly(open, url, ['GET', 'HEAD'])
   })
   // The pet operations: a usable key or 401.
   await app.register(async (guarded) => {
@@ -172,10 +157,6 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
       sunsetAt: new Date(config.SUNSET_DATE),
       petsCreated: metrics.petsCreated
     })
-    // Inside the guarded scope: a wrong method on a pet path is still answered 401 first.
-    allowOnly(guarded, '/pets', ['GET', 'HEAD', 'POST'])
-    allowOnly(guarded, '/pets/:petId', ['GET', 'HEAD'])
-    notAResource(guarded, '/pets/', 'the animals are at /v1/pets, without the trailing slash.')
   }, { prefix: '/v1' })
 
   app.addHook('onClose', async () => {

@@ -6,10 +6,10 @@ import { CORS_EXPOSED_HEADERS } from '../contract/response-headers.ts'
  * Browsers on any origin may call the API: a key travels in the Authorization header, never in
  * a cookie, so a foreign page can do nothing with it that it could not do without a browser.
  *
- * Only answers to browsers carry the CORS fields: a browser names the calling page's origin in
+ * Only replies to browsers carry the CORS fields: a browser names the calling page's origin in
  * every cross-origin request, and other clients have no use for these headers. Because the
- * answer depends on Origin, every answer is marked `Vary: Origin`. A preflight (OPTIONS naming
- * Origin and Access-Control-Request-Method) is answered here, before the bearer check (browsers
+ * reply depends on Origin, every reply is marked `Vary: Origin`. A preflight (OPTIONS naming
+ * Origin and Access-Control-Request-Method) is replied to here, before the bearer check (browsers
  * never send a key with one); OPTIONS without Access-Control-Request-Method is no preflight and
  * is routed like any other method (405).
  *
@@ -18,20 +18,26 @@ import { CORS_EXPOSED_HEADERS } from '../contract/response-headers.ts'
  * cost (docs/performance.md has the figure). What goes on the wire is the same.
  */
 
-/** An answer to a browser: any origin may read it and the headers the API promises. */
-const ANSWER_HEADERS = {
+/** A reply to a browser: any origin may read it and the headers the API promises. */
+const REPLY_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', ')
 }
 
-/** A preflight's 204, kept by the browser for ten minutes. */
-const PREFLIGHT_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, HEAD, POST',
-  'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key, X-Request-Id',
-  'access-control-max-age': '600',
-  // Safari wants the length of the empty body spelled out.
-  'content-length': '0'
+/**
+ * A preflight's 204, kept by the browser for ten minutes. It allows every method some API route
+ * serves, as the routes were registered (method-not-allowed.ts records them).
+ */
+function preflightHeaders (served: FastifyInstance['servedMethods']) {
+  const methods = new Set([...served].flatMap(([url, methods]) => isApiPath(url) ? [...methods] : []))
+  return {
+    'access-control-allow-origin': '*',
+    'access-control-allow-methods': [...methods].sort().join(', '),
+    'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key, X-Request-Id',
+    'access-control-max-age': '600',
+    // Safari wants the length of the empty body spelled out.
+    'content-length': '0'
+  }
 }
 
 function isApiPath (url: string): boolean {
@@ -41,17 +47,20 @@ function isApiPath (url: string): boolean {
 const isPreflight = (request: FastifyRequest) => request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined
 
 export const cors = fp(async function cors (app: FastifyInstance) {
+  // Every route is in once the app is ready; no preflight is replied to before.
+  let preflight: ReturnType<typeof preflightHeaders>
+  app.addHook('onReady', async () => { preflight = preflightHeaders(app.servedMethods) })
   // Set in onRequest, before the bearer check and the 503 while closing (app.ts registers it
-  // ahead of both), so that every answer carries them, refusals included.
-  // Callback form, as the other hooks every answer runs (http/logging.ts): no promise per answer.
+  // ahead of both), so that every reply carries them, refusals included.
+  // Callback form, as the other hooks every reply runs (http/logging.ts): no promise per reply.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('vary', 'Origin')
     if (request.headers.origin === undefined || !isApiPath(request.url)) return done()
     if (!isPreflight(request)) {
-      reply.headers(ANSWER_HEADERS)
+      reply.headers(REPLY_HEADERS)
       return done()
     }
-    // Answered without calling done: nothing else runs for a preflight.
-    reply.code(204).headers(PREFLIGHT_HEADERS).send()
+    // Replied to without calling done: nothing else runs for a preflight.
+    reply.code(204).headers(preflight).send()
   })
-}, { name: 'cors' })
+}, { name: 'cors', dependencies: ['method-not-allowed'] })

@@ -31,4 +31,8 @@ export const lifecycle = fp(async function lifecycle (app: FastifyInstance) {
     if (draining || closing) reply.header('connection', 'close')
     done(null, payload)
   })
-}, { name: 'lifecycle' })
+}, {
+  name: 'lifecycle',
+  // Its 503 while closing then carries the CORS fields too.
+  dependencies: ['cors']
+})

@@ -13,7 +13,7 @@ export function keepRouteTemplates (app: FastifyInstance) {
 }
 
 /**
- * The template of the route that answered ('/v1/pets/:petId'), or undefined when none matched.
+ * The template of the route that replied ('/v1/pets/:petId'), or undefined when none matched.
  * Fastify's request.routeOptions builds a twelve-field object on every read; the log line and
  * the metrics both need the template, so it is read once per request.
  */

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import type { Gauge } from 'prom-client'
 import { ApiError } from '../http/errors.ts'
 import { StorageConditionError } from '../store/errors.ts'
@@ -6,7 +7,7 @@ import type { Store } from '../store/types.ts'
 
 export interface HealthOptions {
   store: Store
-  /** With REDIS_URL: whether Redis answers. Reported by /readyz?verbose, never a reason to be unready. */
+  /** With REDIS_URL: whether Redis responds. Reported by /readyz?verbose, never a reason to be unready. */
   checkRedis?: () => Promise<'up' | 'down'>
   /** True from the start of a graceful stop: the load balancer should send no more. */
   isDraining: () => boolean
@@ -28,7 +29,7 @@ export const READINESS_FRESH_MS = 250
  * not part of readiness: it only holds the rate-limit counters, and while it is away every
  * instance serves uncounted; failing readiness would take the whole fleet out of the balancer.
  */
-export async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
+export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
   const readiness = new Readiness(options, app.log)
   // One line when writes start failing for a condition of the storage (disk full, read-only,
   // I/O error), one when they work again; the requests failed in between log nothing more.
@@ -55,10 +56,10 @@ export async function healthRoutes (app: FastifyInstance, options: HealthOptions
     timer = setInterval(() => readiness.check(), READINESS_CHECK_MS).unref()
   })
   app.addHook('onClose', async () => { clearInterval(timer) })
-}
+}, { name: 'health', dependencies: ['method-not-allowed'], encapsulate: true })
 
 /**
- * Whether the instance is ready, as /readyz answers: not draining, and the store answers (from
+ * Whether the instance is ready, as /readyz replies: not draining, and the store responds (from
  * a check at most READINESS_FRESH_MS old, one at a time, or from a write that failed since).
  * Each change is logged once: a lost store by its cause, failing writes by the store's own
  * line (above), a return by "ready again".
@@ -71,7 +72,7 @@ class Readiness {
   #state: ReadinessState | undefined
   #checkedAt = -Infinity
   #checking: Promise<void> | undefined
-  // Moved on by each write's news: a check begun before it answers for an older state.
+  // Moved on by each write's news: a check begun before it speaks for an older state.
   #generation = 0
 
   constructor (options: HealthOptions, log: FastifyBaseLogger) {

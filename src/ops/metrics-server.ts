@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Registry } from 'prom-client'
 import { errorHandler, notFoundHandler } from '../http/errors.ts'
-import { allowOnly, routeEveryMethod } from '../http/method-not-allowed.ts'
+import { refuseOtherMethods } from '../http/method-not-allowed.ts'
 
 /**
  * The listener Prometheus scrapes (METRICS_HOST, METRICS_PORT), apart from the API's port as
@@ -12,7 +12,7 @@ import { allowOnly, routeEveryMethod } from '../http/method-not-allowed.ts'
 export function metricsServer (registry: Registry): FastifyInstance {
   // No automatic HEAD route: it would build the exposition to throw it away.
   const server = Fastify({ exposeHeadRoutes: false })
-  routeEveryMethod(server)
+  refuseOtherMethods(server)
   server.setErrorHandler(errorHandler)
   server.setNotFoundHandler(notFoundHandler)
   const exposition = sharedBuilds(registry)
@@ -21,7 +21,6 @@ export function metricsServer (registry: Registry): FastifyInstance {
     return exposition()
   })
   server.head('/metrics', async (_request, reply) => reply.header('cache-control', 'no-store').type(registry.contentType).send())
-  allowOnly(server, '/metrics', ['GET', 'HEAD'])
   return server
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 
 /**
  * The OpenAPI document, as committed: written from the routes' own schemas by `npm run openapi`
@@ -50,10 +51,10 @@ export function servedDocument (urls: ServerUrls): string {
 }
 
 /** Served without auth: the contract is public, the data is not. */
-export async function openapiRoute (app: FastifyInstance, options: ServerUrls) {
+export const openapiRoute = fp(async function openapiRoute (app: FastifyInstance, options: ServerUrls) {
   const document = servedDocument(options)
   // Hidden from the document it serves.
   app.get('/openapi.json', { schema: { hide: true } }, (_request, reply) => {
     reply.type('application/json; charset=utf-8').send(document)
   })
-}
+}, { name: 'openapi', dependencies: ['method-not-allowed'], encapsulate: true })

@@ -29,4 +29,4 @@ export const petRoutes = fp(async function petRoutes (app: FastifyInstance, opti
   const operations = [listPets({ ...options, replyCache }), createPet(options), getPet({ ...options, replyCache })]
   for (const operation of operations) app.route(operation as RouteOptions)
   purgeExpiredIdempotencyRecords(app, options.store, options.now)
-}, { name: 'pet-routes', dependencies: ['reply-cache'] })
+}, { name: 'pet-routes', dependencies: ['method-not-allowed', 'reply-cache'] })
