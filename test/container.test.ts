@@ -1,23 +1,30 @@
 import assert from 'node:assert/strict'
 import { execFile, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { chownSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { promisify } from 'node:util'
 
 /**
  * The image of ./Containerfile, built and run with podman: a pet created before a SIGTERM
  * (graceful drain, exit 0) is found by a new container on the same volume, and the first key
- * is in a 0600 file on that volume, never in the container's log. Needs podman (and
- * mmdebstrap for the local base image, when BASE_IMAGE is not given); under CI a missing tool
- * fails the test.
+ * is in a 0600 file on that volume, never in the container's log; the image's labels say what
+ * it is, and it runs alone on a bind mount. Needs podman (and mmdebstrap for the local base
+ * images, when BUILD_IMAGE is not given); under CI a missing tool fails the test.
  */
 
 const ROOT = new URL('..', import.meta.url).pathname
-const LOCAL_BASE = 'localhost/petstore-node-base:24'
+// What deploy/base/build.sh makes: the runtime base without node or npm, and the build stage's.
+const LOCAL_BASE = 'localhost/petstore-debian:bookworm'
+const LOCAL_BUILD = 'localhost/petstore-node-build:24'
 const KEY = /psk_[A-Za-z0-9_-]{43}/
 const KEY_FILE = '/data/first-api-key'
+const UID = 10001
 const run = promisify(execFile)
+const { version, description } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string, description: string }
 
 async function podman (...args: string[]): Promise<string> {
   const { stdout } = await run('podman', args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
@@ -32,7 +39,7 @@ async function logsOf (name: string): Promise<string> {
 
 function missingTool (): string | undefined {
   for (const tool of ['podman', 'mmdebstrap']) {
-    if (tool === 'mmdebstrap' && process.env.BASE_IMAGE) continue
+    if (tool === 'mmdebstrap' && process.env.BUILD_IMAGE) continue
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is missing: install it with apt-get install -y podman runc mmdebstrap (.ci/run does)`
   }
   return undefined
@@ -42,6 +49,27 @@ function skipOrFail (t: TestContext, message: string): void {
   if (process.env.CI === 'true') assert.fail(message)
   process.stderr.write(`\n*** SKIPPED the container test: ${message} ***\n\n`)
   t.skip(message)
+}
+
+/** The --build-arg flags that name the base images: BUILD_IMAGE and BASE_IMAGE from the environment, else the local ones, made when missing. */
+async function baseImageArgs (): Promise<string[]> {
+  if (process.env.BUILD_IMAGE) {
+    return ['--build-arg', `BUILD_IMAGE=${process.env.BUILD_IMAGE}`, ...(process.env.BASE_IMAGE ? ['--build-arg', `BASE_IMAGE=${process.env.BASE_IMAGE}`] : [])]
+  }
+  if ([LOCAL_BASE, LOCAL_BUILD].some((image) => spawnSync('podman', ['image', 'exists', image]).status !== 0)) {
+    await run('deploy/base/build.sh', [], { cwd: ROOT })
+  }
+  return ['--build-arg', `BASE_IMAGE=${LOCAL_BASE}`, '--build-arg', `BUILD_IMAGE=${LOCAL_BUILD}`]
+}
+
+/**
+ * Builds ./Containerfile as `tag` with `buildArgs` (VERSION, REVISION, …), in the docker format,
+ * which keeps HEALTHCHECK (the OCI format has no field for it). Removed when the test ends.
+ */
+async function buildImage (t: TestContext, tag: string, buildArgs: Record<string, string> = {}): Promise<void> {
+  t.after(() => podman('rmi', '--force', tag).catch(() => {}))
+  const args = Object.entries(buildArgs).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`])
+  await podman('build', '--quiet', '--format', 'docker', '--network', 'host', ...await baseImageArgs(), ...args, '-t', tag, '.')
 }
 
 async function freePort (): Promise<number> {
@@ -64,10 +92,6 @@ async function waitReady (origin: string): Promise<void> {
 test('the image serves, writes the first key to a 0600 file on the volume and never to its log, drains on SIGTERM with exit 0, and a new container on the same volume finds the pet', { timeout: 20 * 60_000 }, async (t) => {
   const missing = missingTool()
   if (missing) return skipOrFail(t, missing)
-  const base = process.env.BASE_IMAGE ?? LOCAL_BASE
-  if (!process.env.BASE_IMAGE && spawnSync('podman', ['image', 'exists', LOCAL_BASE]).status !== 0) {
-    await run('deploy/base/build.sh', [LOCAL_BASE], { cwd: ROOT })
-  }
   const suffix = randomBytes(4).toString('hex')
   const image = `localhost/petstore:test-${suffix}`
   const volume = `petstore-test-${suffix}`
@@ -75,12 +99,10 @@ test('the image serves, writes the first key to a 0600 file on the volume and ne
   t.after(async () => {
     for (const name of containers) await podman('rm', '--force', name).catch(() => {})
     await podman('volume', 'rm', '--force', volume).catch(() => {})
-    await podman('rmi', '--force', image).catch(() => {})
   })
-  // The docker format keeps HEALTHCHECK, which the OCI format has no field for.
-  await podman('build', '--quiet', '--format', 'docker', '--network', 'host', '--build-arg', `BASE_IMAGE=${base}`, '-t', image, '.')
+  await buildImage(t, image)
   const [user, healthcheck] = (await podman('image', 'inspect', image, '--format', '{{.Config.User}}|{{json .HealthCheck.Test}}')).split('|')
-  assert.equal(user, '10001:10001')
+  assert.equal(user, `${UID}:${UID}`)
   assert.match(healthcheck!, /\/healthz/)
   await podman('volume', 'create', volume)
 
@@ -97,9 +119,11 @@ test('the image serves, writes the first key to a 0600 file on the volume and ne
   const firstLog = await logsOf(containers[0]!)
   assert.doesNotMatch(firstLog, KEY, 'the container log holds no key')
   assert.match(firstLog, new RegExp(`created the first API key and wrote it to ${KEY_FILE}`))
-  assert.equal(await podman('exec', containers[0]!, 'stat', '-c', '%a %u:%g', KEY_FILE), '600 10001:10001')
+  assert.equal(await podman('exec', containers[0]!, 'stat', '-c', '%a %u:%g', KEY_FILE), `600 ${UID}:${UID}`)
   const key = await podman('exec', containers[0]!, 'cat', KEY_FILE)
   assert.match(key, new RegExp(`^${KEY.source}$`))
+  // The CLI runs in the image as docs/operations.md says, with node and no npm.
+  assert.match(await podman('exec', containers[0]!, 'node', 'src/cli.ts', 'keys', 'list'), new RegExp(`\t${key.slice(0, 12)}…\t`))
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const created = await fetch(`${origin}/v1/pets`, { method: 'POST', headers, body: '{"name":"Boxed","categoryId":3,"status":"sold"}' })
   assert.equal(created.status, 201)
@@ -122,4 +146,67 @@ test('the image serves, writes the first key to a 0600 file on the volume and ne
   const secondLog = await logsOf(containers[1]!)
   assert.doesNotMatch(secondLog, /first API key/, 'the key store survived on the volume')
   assert.equal(await podman('exec', containers[1]!, 'cat', KEY_FILE), key, 'the key file is untouched')
+})
+
+test('the image says what it is: OCI labels from the build arguments, package.json\'s version and no other, and no npm', { timeout: 20 * 60_000 }, async (t) => {
+  const missing = missingTool()
+  if (missing) return skipOrFail(t, missing)
+  const image = `localhost/petstore:test-labels-${randomBytes(4).toString('hex')}`
+  const revision = randomBytes(20).toString('hex')
+  const created = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
+  await buildImage(t, image, { VERSION: version, REVISION: revision, CREATED: created, SOURCE: 'https://git.example/petstore.git' })
+  const labels = JSON.parse(await podman('image', 'inspect', image, '--format', '{{json .Labels}}')) as Record<string, string>
+  assert.deepEqual(Object.fromEntries(Object.entries(labels).filter(([name]) => name.startsWith('org.opencontainers.image.'))), {
+    'org.opencontainers.image.title': 'petstore',
+    'org.opencontainers.image.description': description,
+    'org.opencontainers.image.version': version,
+    'org.opencontainers.image.revision': revision,
+    'org.opencontainers.image.created': created,
+    'org.opencontainers.image.source': 'https://git.example/petstore.git'
+  })
+  // npm, npx and corepack stay in the build stage.
+  const tools = await podman('run', '--rm', '--entrypoint', 'sh', image, '-c', 'command -v npm npx corepack; ls -d /usr/local/lib/node_modules 2>/dev/null; node -p \'process.versions.node.split(".")[0]\'')
+  assert.equal(tools, '24', 'node 24, and no npm, npx, corepack or global node_modules')
+
+  const wrong = await podman('build', '--quiet', '--network', 'host', ...await baseImageArgs(), '--build-arg', 'VERSION=0.0.1', '--target', 'dependencies', '.')
+    .then(() => undefined, (error: { stderr: string }) => error.stderr)
+  assert.match(wrong ?? 'built', new RegExp(`VERSION=0\\.0\\.1, but package\\.json says ${version.replaceAll('.', '\\.')}`))
+})
+
+test('alone on a bind mount owned by uid 10001, --read-only with --cap-drop=ALL, it serves and writes the first key there; on a root-owned folder it stops with one line naming the folder and the uid', { timeout: 20 * 60_000 }, async (t) => {
+  const missing = missingTool()
+  if (missing) return skipOrFail(t, missing)
+  const suffix = randomBytes(4).toString('hex')
+  const image = `localhost/petstore:test-alone-${suffix}`
+  const folder = mkdtempSync(join(tmpdir(), 'petstore-data-'))
+  const names = [`petstore-test-${suffix}-refused`, `petstore-test-${suffix}-alone`]
+  t.after(async () => {
+    for (const name of names) await podman('rm', '--force', name).catch(() => {})
+    // The container's files are uid 10001's: rootless, only podman unshare may remove them.
+    if (process.getuid?.() === 0) rmSync(folder, { recursive: true, force: true })
+    else await podman('unshare', 'rm', '-rf', folder).catch(() => {})
+  })
+  await buildImage(t, image)
+  const port = await freePort()
+  const runAlone = (name: string) => podman('run', '--detach', '--name', name, '--network', 'host', '--read-only', '--tmpfs', '/tmp', '--cap-drop=ALL',
+    '--env', `PORT=${port}`, '--env', 'HOST=127.0.0.1', '--env', 'METRICS_PORT=0', '--env', 'SHUTDOWN_DRAIN_MS=0', '--volume', `${folder}:/data`, image)
+
+  // mkdtemp made the folder 0700 and the test's own: root's, or in the container root's when rootless.
+  await runAlone(names[0]!)
+  assert.equal(await podman('wait', names[0]!), '1')
+  assert.deepEqual((await logsOf(names[0]!)).split('\n').filter((line) => line.startsWith('petstore')), [
+    `petstore: cannot start: DATABASE_URL sqlite:/data/petstore.db cannot be opened: /data or a file in it is not writable by uid ${UID} (EACCES); give the folder to that user (for a bind mount, the host's folder): chown -R ${UID}:${UID} /data`
+  ])
+
+  if (process.getuid?.() === 0) chownSync(folder, UID, UID)
+  else await podman('unshare', 'chown', `${UID}:${UID}`, folder)
+  await runAlone(names[1]!)
+  await waitReady(`http://127.0.0.1:${port}`)
+  const key = await podman('exec', names[1]!, 'cat', KEY_FILE)
+  const listed = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
+  assert.equal(listed.status, 200)
+  if (process.getuid?.() === 0) assert.equal(readFileSync(join(folder, 'first-api-key'), 'utf8').trim(), key, 'the key is in the host\'s folder')
+  if (process.getuid?.() === 0) assert.equal(statSync(join(folder, 'first-api-key')).mode & 0o777, 0o600)
+  await podman('stop', '--time', '20', names[1]!)
+  assert.equal(await podman('inspect', names[1]!, '--format', '{{.State.ExitCode}}'), '0')
 })

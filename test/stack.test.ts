@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Agent, createServer } from 'node:http'
@@ -6,7 +7,7 @@ import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { probePostgres, probeRedis } from '../scripts/service-probes.ts'
 import { ConfigSchema, loadConfig } from '../src/config.ts'
-import { haproxyServerSetting, haproxyTakesOutMs, instanceEnvironment, interpolate, readCompose, readComposeDocument, readComposeFile } from './compose.ts'
+import { haproxyServerSetting, haproxyTakesOutMs, instanceEnvironment, interpolate, readCompose, readComposeDocument, readComposeFile, type Compose } from './compose.ts'
 import { freePort, HAPROXY_CFG, haproxyMissing, startHaproxy, unavailable } from './haproxy.ts'
 import { listAll, samePet } from './load.ts'
 import { freshSchema, TEST_DATABASE_URL } from './pg-schema.ts'
@@ -21,6 +22,7 @@ import { percentile, startLoad } from './stack-load.ts'
  * no request and no acknowledged pet.
  */
 
+const ROOT = new URL('..', import.meta.url).pathname
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const WORKERS = 8
 // Load before the first restart and after the last, so both ends of the restart see traffic.
@@ -48,7 +50,7 @@ test('compose.yaml: two instances behind haproxy on the tested haproxy.cfg, Post
 
   assert.deepEqual(services['petstore-2'], services['petstore-1'], 'the two instances are alike')
   const instance = services['petstore-1']!
-  assert.equal(instance.build, '.')
+  assert.equal(instance.build, undefined, 'only migrate builds: podman-compose would build the same image once for each service that has a build')
   assert.ok(instance.image, 'the instances name their image')
   assert.equal(migrate.image, instance.image, 'migrate and the instances run one image, built once')
   assert.deepEqual(instance.depends_on, {
@@ -97,6 +99,25 @@ test('compose.yaml: the instances trust haproxy\'s fixed address alone, one hop,
   assert.ok(api, 'the API is published on port 8080')
   assert.equal(interpolate(api), '127.0.0.1:8080:8080')
   assert.equal(interpolate(api, { PETSTORE_PUBLISH_ADDRESS: '0.0.0.0' }), '0.0.0.0:8080:8080')
+})
+
+test('compose.yaml: no top-level name, which Debian 12\'s docker-compose 1.29 rejects; the PostgreSQL volume keeps the name it had under it', () => {
+  const compose = readComposeDocument() as Compose & { name?: string, volumes?: Record<string, { name?: string } | null> }
+  assert.equal(compose.name, undefined)
+  assert.deepEqual(compose.volumes, { 'postgres-data': { name: 'petstore_postgres-data' } })
+})
+
+test('compose.yaml: Debian 12\'s docker-compose 1.29 reads it, and podman-compose builds the image once', async (t) => {
+  const missing = ['docker-compose', 'podman-compose'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
+  if (unavailable(t, 'compose tools', missing && `${missing} is missing: install it with apt-get install -y docker-compose podman-compose`)) return
+  const env = { ...process.env, POSTGRES_PASSWORD: 'secret' }
+  const config = spawnSync('docker-compose', ['-f', 'compose.yaml', 'config', '--services'], { cwd: ROOT, env, encoding: 'utf8' })
+  assert.deepEqual({ status: config.status, stderr: config.stderr, services: config.stdout.split('\n').filter(Boolean).sort() },
+    { status: 0, stderr: '', services: ['haproxy', 'migrate', 'petstore-1', 'petstore-2', 'postgres', 'redis'] })
+  // --dry-run prints the podman commands it would run, and runs none.
+  const build = spawnSync('podman-compose', ['-f', 'compose.yaml', '--dry-run', 'build'], { cwd: ROOT, env, encoding: 'utf8' })
+  assert.equal(build.status, 0, build.stderr)
+  assert.deepEqual(build.stdout.split('\n').filter((line) => line.startsWith('podman build')), ['podman build -t localhost/petstore:latest -f ./Containerfile .'])
 })
 
 test('compose.yaml: the instances\' healthcheck is the image\'s HEALTHCHECK: node asks /healthz, exit 0 for 200, 1 for anything else', async (t) => {

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 
@@ -34,8 +34,21 @@ export function openDatabase (path: string): DatabaseSync {
     return db
   } catch (error) {
     if (db?.isOpen) db.close()
-    throw new Error(`DATABASE_URL sqlite:${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    throw new Error(`DATABASE_URL sqlite:${path} cannot be opened: ${deniedReason(path, error) ?? (error instanceof Error ? error.message : String(error))}`, { cause: error })
   }
+}
+
+/**
+ * What to do about a folder this process may not write in, most often a container's bind mount
+ * owned by root while the image runs as its own uid: the folder and the uid, not just EACCES.
+ */
+function deniedReason (path: string, error: unknown): string | undefined {
+  const code = error instanceof Error && 'code' in error ? error.code : undefined
+  if (code !== 'EACCES' && code !== 'EPERM') return undefined
+  let folder = dirname(path)
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder)
+  const owner = `${process.getuid?.()}:${process.getgid?.()}`
+  return `${folder} or a file in it is not writable by uid ${process.getuid?.()} (${code}); give the folder to that user (for a bind mount, the host's folder): chown -R ${owner} ${folder}`
 }
 
 /** Creates an empty file with FILE_MODE for SQLite to open; anything already at the path is left to SQLite. */
