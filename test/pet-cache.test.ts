@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import type { InjectOptions } from 'fastify'
+import Fastify, { type InjectOptions } from 'fastify'
 import { buildApp } from '../src/app.ts'
+import { replyCache, type LookupCounters } from '../src/pets/reply-cache.ts'
 import type { Store } from '../src/store/types.ts'
 import { encodeCursor } from '../src/contract/int64.ts'
 import { nextPath, seedPets } from './api-steps.ts'
@@ -167,4 +168,41 @@ test('a store that does not assign ids in commit order gets no cache: every read
     assert.equal((await get(api, '/v1/pets?limit=2')).status, 200)
   }
   assert.deepEqual(reads, { getPet: 2, listPets: 2 })
+})
+
+/** The refusal of a route that changes pets, as the app words it. */
+const changesPets = (route: string, cached: string) => new Error(`${route} changes pets while the reply cache keeps replies of ${cached} as final (src/pets/reply-cache.ts), so instances would go on sending the pet as it was; make the cache forget a pet that changes, or start with ANSWER_CACHE_ENTRIES=0`)
+
+test('while the cache is on, the app refuses a route that changes pets, naming it: kept replies would go stale', async (t) => {
+  const { app } = await buildTestApp(t)
+  const handler = async () => ({})
+  const cached = '/v1/pets and /v1/pets/:petId'
+  assert.throws(() => app.patch('/v1/pets/:petId', handler), changesPets('PATCH /v1/pets/:petId', cached))
+  assert.throws(() => app.route({ method: ['PUT', 'DELETE'], url: '/v1/pets', handler }), changesPets('PUT, DELETE /v1/pets', cached))
+  assert.throws(() => app.post('/v1/pets/:petId/rename', { config: { changesPets: true } }, handler), changesPets('POST /v1/pets/:petId/rename', cached))
+  assert.throws(() => app.post('/v1/admin/rename', { config: { changesPets: true } }, handler), changesPets('POST /v1/admin/rename', cached))
+  // Adding to a pet's story changes no pet; neither does a route elsewhere.
+  app.post('/v1/pets/:petId/views', handler)
+  app.delete('/v1/sessions/:id', handler)
+  await app.ready()
+})
+
+test('with the cache off, a route that changes pets is let in', async (t) => {
+  const { app } = await buildTestApp(t, { env: { ANSWER_CACHE_ENTRIES: '0' } })
+  app.post('/v1/pets/:petId/rename', { config: { changesPets: true } }, async () => ({ renamed: true }))
+  const res = await app.inject({ method: 'POST', url: '/v1/pets/1/rename' })
+  assert.deepEqual([res.statusCode, res.json()], [200, { renamed: true }])
+})
+
+test('the cache gives a share only to a route marked cacheable, and refuses a route that changes pets in either order', async (t) => {
+  const { store, cleanup } = await createTestStore()
+  const app = Fastify()
+  t.after(async () => { await app.close(); await cleanup() })
+  const lookups = (): LookupCounters => ({ hit: { inc () {} }, miss: { inc () {} } })
+  await app.register(replyCache, { store, limits: { entries: 10, maxBytes: 1 << 20 }, counters: { pet: lookups(), list: lookups() } })
+  const json = (value: string) => value
+  assert.deepEqual([{ cacheable: true }, { cacheable: false }, {}].map((config) => app.replyCache.keep(config, 'pet', json) !== undefined), [true, false, false])
+  const handler = async () => ({})
+  app.delete('/pets/:petId', handler)
+  assert.throws(() => app.get('/pets', { config: { cacheable: true } }, handler), changesPets('DELETE /pets/:petId', '/pets'))
 })

@@ -9,6 +9,8 @@ export interface OperationConfig {
   scope: KeyScope
   /** Its replies can never change, so the reply cache may keep them (reply-cache.ts). */
   cacheable: boolean
+  /** It changes or removes a pet that exists: refused while the reply cache is on. */
+  changesPets?: boolean
 }
 
 /** What each operation module makes: one route, as Fastify registers it, typed by its own schema. */

@@ -1,4 +1,4 @@
-import type { FastifyContextConfig, FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, HTTPMethods } from 'fastify'
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/types.ts'
@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Its replies may be kept and sent again (reply-cache.ts): a route says so only when they can never change. */
     cacheable?: boolean
+    /** It changes or removes a pet that exists: the app refuses it while the reply cache is on. */
+    changesPets?: boolean
   }
   interface FastifyInstance {
     /** Hands each cacheable route its share of the cache (the reply-cache plugin). */
@@ -64,7 +66,7 @@ const ENTRY_OVERHEAD_BYTES = 256
 
 /**
  * Replies that can never change, kept serialized. Pets are immutable (no operation updates or
- * deletes one) and, in a store whose ids are assigned in commit order (SQLite:
+ * deletes one: enforced below) and, in a store whose ids are assigned in commit order (SQLite:
  * one writer at a time), a new pet always gets a larger id than every pet already visible. So a
  * full page (one that has a next page) and a found pet are final; only the last page of a
  * listing can still grow, and it is never kept. Only routes marked `config.cacheable` get a
@@ -94,7 +96,41 @@ export const replyCache = fp(async function replyCache (app: FastifyInstance, { 
       }
     }
   })
+  if (on) refuseRoutesThatChangePets(app)
 }, { name: 'reply-cache' })
+
+/** A route as onRoute sees it. */
+interface SeenRoute { url: string, method: HTTPMethods | HTTPMethods[], config?: FastifyContextConfig }
+
+const CHANGING_METHODS = new Set<string>(['PUT', 'PATCH', 'DELETE'])
+
+/**
+ * The rule the cache stands on, enforced: while it is on, the app refuses any route that
+ * changes a pet, as it is registered, naming it. A kept reply would otherwise be sent stale, on
+ * every instance, with nothing to tell. A route changes pets when its config says so, or when it
+ * puts, patches or deletes at or below a cacheable route's path. Each route is checked against
+ * the cacheable routes before it, and each cacheable route against every route before it, so
+ * the order they come in does not matter. Creating a pet changes none: see above.
+ */
+function refuseRoutesThatChangePets (app: FastifyInstance) {
+  const cacheable = new Set<string>()
+  const seen: SeenRoute[] = []
+  function check (route: SeenRoute) {
+    const changing = [route.method].flat().filter((method) => CHANGING_METHODS.has(method))
+    const underCached = [...cacheable].some((url) => route.url === url || route.url.startsWith(`${url}/`))
+    if (cacheable.size === 0 || !(route.config?.changesPets || (changing.length > 0 && underCached))) return
+    throw new Error(`${[route.method].flat().join(', ')} ${route.url} changes pets while the reply cache keeps replies of ${[...cacheable].join(' and ')} as final (src/pets/reply-cache.ts), so instances would go on sending the pet as it was; make the cache forget a pet that changes, or start with ANSWER_CACHE_ENTRIES=0`)
+  }
+  app.addHook('onRoute', (route) => {
+    if (route.config?.refusesOnly) return
+    if (route.config?.cacheable) {
+      cacheable.add(route.url)
+      seen.forEach(check)
+    }
+    check(route)
+    seen.push(route)
+  })
+}
 
 /** A kept reply is sent as it is, with this type: it is never serialized again. */
 export const JSON_TYPE = 'application/json; charset=utf-8'
