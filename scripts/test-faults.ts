@@ -8,6 +8,7 @@ import { openStore } from '../src/store/index.ts'
 import type { Store } from '../src/store/types.ts'
 import { crashRounds } from '../test/crash-rounds.ts'
 import { fuzz, FUZZ_ENV } from '../test/fuzz-requests.ts'
+import { TEST_AUDIT as FAULTS_AUDIT } from '../test/helpers.ts'
 import { emptyTally, type FaultTally } from '../test/load.ts'
 import { dropSchema, randomSchemaName, schemaUrl, TEST_DATABASE_URL } from '../test/pg-schema.ts'
 import { shutdownRounds } from '../test/shutdown-rounds.ts'
@@ -40,7 +41,7 @@ async function withStore<T> (kind: 'sqlite' | 'postgres', work: (url: string, st
   try {
     await store.migrate()
     const generated = generateApiKey()
-    await store.createApiKey({ name: 'faults', hash: generated.hash, prefix: generated.prefix })
+    await store.createApiKey({ name: 'faults', hash: generated.hash, prefix: generated.prefix }, FAULTS_AUDIT)
     return await work(target.url, store, generated.key)
   } finally {
     await store.close()
@@ -54,8 +55,8 @@ async function fuzzTally (store: Store, key: string): Promise<FaultTally> {
   try {
     await app.listen({ port: 0, host: '127.0.0.1' })
     const revoked = generateApiKey()
-    const record = await store.createApiKey({ name: 'revoked', hash: revoked.hash, prefix: revoked.prefix })
-    await store.revokeApiKey(record.id)
+    const record = await store.createApiKey({ name: 'revoked', hash: revoked.hash, prefix: revoked.prefix }, FAULTS_AUDIT)
+    await store.revokeApiKey(record.id, FAULTS_AUDIT)
     const port = (app.server.address() as { port: number }).port
     const result = await fuzz({ port, key, revokedKey: revoked.key, store }, { requests: FUZZ_REQUESTS })
     return { ...emptyTally(), runs: 1, requests: result.requests, acknowledged: result.created, serverErrors: result.serverErrors }

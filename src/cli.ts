@@ -27,7 +27,7 @@ export function buildProgram (env: Record<string, string | undefined>, store: Co
     .addHelpText('after', FOOTER)
     .addCommand(serveCommand(env))
     .addCommand(migrateCommand(store))
-    .addCommand(keysCommand(store))
+    .addCommand(keysCommand(store, env))
     .addCommand(petsCommand(store))
     .addCommand(probeCommand())
     .addCommand(backupCommand(env))

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { generateApiKey } from '../src/auth/keys.ts'
 import type { PetStatus } from '../src/contract/schemas.ts'
 import type { Store } from '../src/store/types.ts'
-import { json, type TestApp } from './helpers.ts'
+import { json, TEST_AUDIT, type TestApp } from './helpers.ts'
 
 /**
  * Steps the API tests share. They go through TestApp's inject (checked against openapi.json)
@@ -58,7 +58,7 @@ export async function walkPages (api: Api, firstPath: string, maxPages = 1000): 
 /** A key that stops working at `expiresAt`; the CLI cannot make one, the store can. */
 export async function issueKeyExpiringAt (store: Store, expiresAt: Date): Promise<string> {
   const generated = generateApiKey()
-  await store.createApiKey({ name: 'expired', hash: generated.hash, prefix: generated.prefix, expiresAt: expiresAt.toISOString() })
+  await store.createApiKey({ name: 'expired', hash: generated.hash, prefix: generated.prefix, expiresAt: expiresAt.toISOString() }, TEST_AUDIT)
   return generated.key
 }
 

@@ -10,6 +10,12 @@ const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
 const LIST_HEADER = 'id\tname\tprefix\tscope\tcreated\tlast used\tstate'
 const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/
 
+/** What a key change wrote on stderr: one JSON line per row of the key trail (test/api/key-trail.test.ts has the fields). */
+const changesLogged = (stderr: string) => stderr.trimEnd().split('\n').map((line) => {
+  const { event, change, keyId, prefix } = JSON.parse(line)
+  return { event, change, keyId, prefix }
+})
+
 describe('petstore keys, on the DATABASE_URL of a running server', () => {
   test('create prints the key alone, list never shows it, revoke stops it at once', async (t) => {
     const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
@@ -17,9 +23,10 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     const call = (key: string) => fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
 
     const created = await runCli(['keys', 'create', '--name', 'deploy-bot'], { DATABASE_URL: databaseUrl })
-    assert.deepEqual({ code: created.code, stderr: created.stderr }, { code: 0, stderr: '' })
+    assert.equal(created.code, 0)
     const key = KEY_LINE.exec(created.stdout)?.[1]
     assert.ok(key, `stdout is the key and a newline, nothing else: ${JSON.stringify(created.stdout)}`)
+    assert.deepEqual(changesLogged(created.stderr), [{ event: 'key_change', change: 'create', keyId: 2, prefix: key.slice(0, 12) }], 'the first key is the server\'s')
     assert.equal((await call(key)).status, 200, 'the running server accepts the new key')
 
     const listed = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
@@ -37,14 +44,17 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     }
 
     const revoked = await runCli(['keys', 'revoke', row[0]!], { DATABASE_URL: databaseUrl })
-    assert.deepEqual(revoked, { code: 0, stdout: `revoked key ${row[0]}\n`, stderr: '' })
+    assert.deepEqual({ ...revoked, stderr: changesLogged(revoked.stderr) }, {
+      code: 0, stdout: `revoked key ${row[0]}\n`, stderr: [{ event: 'key_change', change: 'revoke', keyId: Number(row[0]), prefix: key.slice(0, 12) }]
+    })
     const refused = await call(key)
     assert.equal(refused.status, 401)
     assert.deepEqual(await refused.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
     const after = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
     assert.match(after.stdout, new RegExp(`^${row[0]}\tdeploy-bot\t.*\trevoked ${ISO.source}$`, 'm'))
     const again = await runCli(['keys', 'revoke', row[0]!, '--json'], { DATABASE_URL: databaseUrl })
-    assert.deepEqual(again, { code: 0, stdout: `{"revoked":${row[0]}}\n`, stderr: '' }, 'revoking twice is not an error')
+    const revokedAt = /\trevoked (\S+)$/.exec(after.stdout.split('\n').find((line) => line.startsWith(`${row[0]}\t`))!)![1]
+    assert.deepEqual(again, { code: 0, stdout: `{"revoked":${row[0]}}\n`, stderr: `key ${row[0]} was already revoked at ${revokedAt}; nothing changed\n` }, 'revoking twice is not an error')
   })
 
   test('create --json gives the record and the key, for scripts that want both', async (t) => {
@@ -59,7 +69,7 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
   test('create --scope read issues a read key; list shows each key\'s scope in text and JSON', async (t) => {
     const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
     const read = await runCli(['keys', 'create', '--name', 'dashboard', '--scope', 'read'], { DATABASE_URL: databaseUrl })
-    assert.deepEqual({ code: read.code, stderr: read.stderr }, { code: 0, stderr: '' })
+    assert.deepEqual({ code: read.code, stderr: changesLogged(read.stderr) }, { code: 0, stderr: [{ event: 'key_change', change: 'create', keyId: 1, prefix: read.stdout.slice(0, 12) }] })
     assert.match(read.stdout, KEY_LINE)
     assert.equal((await runCli(['keys', 'create', '--name', 'writer'], { DATABASE_URL: databaseUrl })).code, 0)
     const listed = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
@@ -123,7 +133,8 @@ describe('petstore commands that only read or change data, on a DATABASE_URL wit
 
 describe('petstore with bad arguments', () => {
   const usage = (command: string) => `Usage: npm run --silent petstore -- ${command}\n`
-  const CREATE_USAGE = 'keys create --name NAME [--scope read|write] [--json]'
+  const CREATE_USAGE = 'keys create --name NAME [--scope read|write] [--actor NAME] [--json]'
+  const REVOKE_USAGE = 'keys revoke ID [--actor NAME] [--json]'
   const CASES: Array<{ args: string[], code: number, stderr: string | RegExp }> = [
     { args: ['feed'], code: 2, stderr: /^petstore: unknown command "feed"\nUsage: / },
     { args: ['keys', 'create'], code: 2, stderr: 'petstore keys create: --name NAME is required (1 to 100 characters)\n' + usage(CREATE_USAGE) },
@@ -134,12 +145,12 @@ describe('petstore with bad arguments', () => {
     { args: ['keys', 'create', '--name', 'bot', '--scope', 'admin'], code: 2, stderr: 'petstore keys create: --scope needs read or write; got "admin"\n' + usage(CREATE_USAGE) },
     { args: ['keys', 'create', '--name', 'bot', '--scope', 'READ'], code: 2, stderr: 'petstore keys create: --scope needs read or write; got "READ"\n' + usage(CREATE_USAGE) },
     { args: ['keys', 'create', '--name', 'bot', '--scope'], code: 2, stderr: 'petstore keys create: Option \'--scope <SCOPE>\' argument missing\n' + usage(CREATE_USAGE) },
-    { args: ['keys', 'revoke', '1', '2'], code: 2, stderr: 'petstore keys revoke: unexpected argument "2"\n' + usage('keys revoke ID [--json]') },
-    { args: ['keys'], code: 2, stderr: /^Usage: npm run --silent petstore -- keys <command> \[options\]\n[^]*\n {2}keys revoke ID \[--json\]\n/ },
+    { args: ['keys', 'revoke', '1', '2'], code: 2, stderr: 'petstore keys revoke: unexpected argument "2"\n' + usage(REVOKE_USAGE) },
+    { args: ['keys'], code: 2, stderr: /^Usage: npm run --silent petstore -- keys <command> \[options\]\n[^]*\n {2}keys revoke ID \[--actor NAME\] \[--json\]\n[^]*\n {2}keys log \[--since TIME\] \[--key ID\] \[--json\]\n/ },
     { args: ['keys', 'feed'], code: 2, stderr: /^petstore: unknown command "keys feed"\nUsage: npm run --silent petstore -- keys <command> \[options\]\n/ },
     { args: ['keys', 'list', 'all'], code: 2, stderr: 'petstore keys list: unexpected argument "all"\n' + usage('keys list [--json]') },
-    { args: ['keys', 'revoke'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got ""\n' + usage('keys revoke ID [--json]') },
-    { args: ['keys', 'revoke', 'abc'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got "abc"\n' + usage('keys revoke ID [--json]') },
+    { args: ['keys', 'revoke'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got ""\n' + usage(REVOKE_USAGE) },
+    { args: ['keys', 'revoke', 'abc'], code: 2, stderr: 'petstore keys revoke: expected a key id (a positive whole number), got "abc"\n' + usage(REVOKE_USAGE) },
     { args: ['keys', 'revoke', '99'], code: 1, stderr: 'petstore keys revoke: no key has id 99\n' }
   ]
 
@@ -166,7 +177,7 @@ describe('petstore with bad arguments', () => {
   test('--help after a command prints its usage, summary and options on stdout and exits 0', async (t) => {
     const run = await runCli(['keys', 'create', '--help'], { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}` })
     assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' })
-    assert.match(run.stdout, /^Usage: npm run --silent petstore -- keys create --name NAME \[--scope read\|write\] \[--json\]\n\nIssue an API key\. .*\n\nOptions:\n {2}--name <NAME>\n {6}what the key is for, 1 to 100 characters\n/)
+    assert.match(run.stdout, /^Usage: npm run --silent petstore -- keys create --name NAME \[--scope read\|write\] \[--actor NAME\] \[--json\]\n\nIssue an API key\. .*\n\nOptions:\n {2}--name <NAME>\n {6}what the key is for, 1 to 100 characters\n/)
   })
 
   test('with no arguments prints the help on stdout and exits 2', async (t) => {

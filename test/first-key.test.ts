@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureFirstKey } from '../src/auth/first-key.ts'
@@ -41,6 +42,12 @@ test('the first start writes a working key to a 0600 file and never prints it; a
   assert.match(first.stderr(), new RegExp(`created the first API key and wrote it to ${file}`))
   const announced = logLines(first).filter((line) => String(line.msg).startsWith('created the first API key'))
   assert.deepEqual(announced.map((line) => [line.file, line.prefix]), [[file, key.slice(0, 12)]])
+  // Made by the service itself: the key trail names it, and its log line is the key change's.
+  const trail = await runCli(['keys', 'log', '--json'], { DATABASE_URL: databaseUrl })
+  const made = JSON.parse(trail.stdout)
+  assert.deepEqual(made, [{ at: made[0].at, change: 'create', keyId: 1, prefix: key.slice(0, 12), name: 'first key', scope: 'write', relatedKeyId: null, actor: 'petstore', host: hostname() }])
+  const { level, time, pid, hostname: _, msg, file: logged, event, ...fields } = announced[0]!
+  assert.deepEqual({ event, ...fields }, { event: 'key_change', ...made[0] })
 
   const before = statSync(file)
   const second = await startServer(t, { DATABASE_URL: databaseUrl })
@@ -87,16 +94,18 @@ test('a key the store refuses stays in its file, and the next start stores that 
   let refuse = true
   const store = {
     countApiKeys: async () => stored.length,
-    createApiKey: async ({ hash }: { hash: string }) => {
+    createApiKey: async ({ hash, prefix }: { hash: string, prefix: string }) => {
       if (refuse) throw new Error('disk I/O error')
       stored.push(hash)
+      return { id: 1, name: 'first key', prefix, scope: 'write', createdAt: '2030-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null, expiresAt: null, lineageId: 1, rotatedFrom: null }
     }
   } as unknown as Store
   await assert.rejects(ensureFirstKey(store, file), /disk I\/O error/)
   const key = readFileSync(file, 'utf8').trim()
   assert.match(key, KEY)
   refuse = false
-  assert.deepEqual(await ensureFirstKey(store, file), { outcome: 'created', file, prefix: key.slice(0, 12) })
+  const event = { at: '2030-01-01T00:00:00.000Z', change: 'create', keyId: 1, prefix: key.slice(0, 12), name: 'first key', scope: 'write', relatedKeyId: null, actor: 'petstore', host: hostname() }
+  assert.deepEqual(await ensureFirstKey(store, file), { outcome: 'created', file, prefix: key.slice(0, 12), event })
   assert.deepEqual(stored, [hashApiKey(key)])
   assert.equal(readFileSync(file, 'utf8'), `${key}\n`, 'the file is left as it was')
 })

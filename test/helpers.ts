@@ -12,7 +12,7 @@ import { buildApp, type AppDeps } from '../src/app.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import { generateApiKey } from '../src/auth/keys.ts'
 import { openStore } from '../src/store/index.ts'
-import type { Store } from '../src/store/types.ts'
+import type { KeyAudit, Store } from '../src/store/types.ts'
 
 /** Which store the API suite runs on this time: scripts/run-tests.ts runs it once per store. */
 export const STORE_KIND = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'postgres'
@@ -42,9 +42,12 @@ export function testConfig (overrides: Record<string, string> = {}): Config {
   return loadConfig({ LOG_LEVEL: 'silent', ...overrides })
 }
 
+/** The actor and host the tests' own key changes are recorded with in the key trail. */
+export const TEST_AUDIT: KeyAudit = { actor: 'test', host: 'test-host' }
+
 export async function issueKey (store: Store, name = 'test'): Promise<{ key: string, id: number }> {
   const generated = generateApiKey()
-  const record = await store.createApiKey({ name, hash: generated.hash, prefix: generated.prefix })
+  const record = await store.createApiKey({ name, hash: generated.hash, prefix: generated.prefix }, TEST_AUDIT)
   return { key: generated.key, id: record.id }
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { openStore } from '../src/store/index.ts'
-import { buildTestApp, createTestStore, issueKey, json } from './helpers.ts'
+import { buildTestApp, createTestStore, issueKey, json, TEST_AUDIT } from './helpers.ts'
 
 /**
  * On SQLite the key cache is exact: it trusts a cached key until the store's key version moves.
@@ -24,16 +24,16 @@ test('the key version moves when a key changes on any connection, and not for pe
   await other.touchApiKey(key.id, '2026-11-23T00:00:00.000Z')
   assert.equal(version(), start, 'pet commits and touches are not key changes')
 
-  assert.equal(await other.revokeApiKey(key.id), true)
+  assert.equal((await other.revokeApiKey(key.id, TEST_AUDIT)).outcome, 'revoked')
   const afterRevoke = version()
   assert.notEqual(afterRevoke, start, 'a revocation on another connection')
 
   const second = await issueKey(store, 'second')
-  await other.rotateApiKey(second.id, { name: 'second', hash: 'f'.repeat(64), prefix: 'psk_second__' }, '2031-01-01T00:00:00.000Z', new Date().toISOString())
+  await other.rotateApiKey(second.id, { name: 'second', hash: 'f'.repeat(64), prefix: 'psk_second__' }, '2031-01-01T00:00:00.000Z', new Date().toISOString(), TEST_AUDIT)
   const afterRotate = version()
   assert.notEqual(afterRotate, afterRevoke, 'a rotation on another connection')
 
-  await store.revokeApiKey(second.id)
+  await store.revokeApiKey(second.id, TEST_AUDIT)
   assert.notEqual(version(), afterRotate, 'a revocation on this connection')
 })
 
@@ -56,7 +56,7 @@ test('creates do not send a cached key back to the store, and a revocation by an
   // As `petstore keys revoke` does: its own process, its own connection.
   const cli = await openStore(api.url)
   t.after(() => cli.close())
-  assert.equal(await cli.revokeApiKey(api.keyId), true)
+  assert.equal((await cli.revokeApiKey(api.keyId, TEST_AUDIT)).outcome, 'revoked')
   clock += 1
   const refused = await api.inject({ url: '/v1/pets', headers: api.auth })
   assert.equal(refused.statusCode, 401)

@@ -28,7 +28,7 @@ test('after the key-scopes and key-lineage migrations, an existing key is write,
 
   const store = await openStore(`sqlite:${path}`)
   t.after(() => store.close())
-  assert.deepEqual(await store.migrate(), ['004-key-scopes', '005-key-lineage'])
+  assert.deepEqual(await store.migrate(), ['004-key-scopes', '005-key-lineage', '006-key-events'])
   const key = await store.findApiKeyByHash('c'.repeat(64))
   assert.deepEqual(key, {
     id: 5, name: 'old', prefix: 'psk_oldoldol', scope: 'write', createdAt: '2030-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null, expiresAt: null, lineageId: 5, rotatedFrom: null

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { buildTestApp, issueKey, json } from './helpers.ts'
+import { buildTestApp, issueKey, json, TEST_AUDIT } from './helpers.ts'
 import { captureLog } from './log-capture.ts'
 
 test('logs at every level, trace included, hold neither keys nor Authorization headers', async (t) => {
@@ -12,7 +12,7 @@ test('logs at every level, trace included, hold neither keys nor Authorization h
     faults: { beforeStoreCall: (operation) => { if (failNext && operation === 'getPet') { failNext = false; throw new Error('boom') } } }
   })
   const revoked = await issueKey(app.store, 'revoked')
-  await app.store.revokeApiKey(revoked.id)
+  await app.store.revokeApiKey(revoked.id, TEST_AUDIT)
   const guess = 'psk_' + 'A'.repeat(43)
   const requests = [
     { url: '/v1/pets', headers: app.auth },

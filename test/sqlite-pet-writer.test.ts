@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { openStore } from '../src/store/index.ts'
+import { TEST_AUDIT } from './helpers.ts'
 
 /**
  * SQLite pets are written by a connection of their own (src/store/sqlite/pet-writer.ts). These tests
@@ -46,7 +47,7 @@ test('closing the store commits the writes already made before the writer stops'
 test('an idempotent create on the pet writer connection replays, conflicts and creates as on the connection itself', async (t) => {
   const { store } = await fileStore(t)
   const claim = { keyLineageId: 1, key: 'k-1', fingerprint: 'f-1', now: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-02T00:00:00.000Z' }
-  const key = await store.createApiKey({ name: 'owner', hash: 'h'.repeat(64), prefix: 'psk_owner___' })
+  const key = await store.createApiKey({ name: 'owner', hash: 'h'.repeat(64), prefix: 'psk_owner___' }, TEST_AUDIT)
   const owned = { ...claim, keyLineageId: key.lineageId }
   const [first, second] = await Promise.all([
     store.createPetIdempotently({ name: 'once', categoryId: 9n }, owned),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { generateApiKey } from '../../src/auth/keys.ts'
@@ -21,7 +21,7 @@ export async function prepareStore (pets: number, base?: string): Promise<Prepar
   const store = await openStore(databaseUrl)
   await store.migrate()
   const key = generateApiKey()
-  await store.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix })
+  await store.createApiKey({ name: 'bench', hash: key.hash, prefix: key.prefix }, { actor: 'bench', host: hostname() })
   await store.close()
   const seeded = performance.now()
   await bulkSeedPets(databaseUrl, pets)

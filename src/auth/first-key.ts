@@ -1,8 +1,10 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { dirname, resolve } from 'node:path'
+import { keyCreatedEvents } from '../store/key-events.ts'
 import type { PostgresOptions } from '../store/postgres/pool.ts'
 import { sqlitePath } from '../store/sqlite/store.ts'
-import type { Store } from '../store/types.ts'
+import type { KeyAudit, KeyEvent, Store } from '../store/types.ts'
 import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './keys.ts'
 
 /**
@@ -14,9 +16,12 @@ import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './keys.ts'
 
 const MAKE_A_KEY = 'npm run --silent petstore -- keys create --name NAME (with compose: docker compose run --rm migrate keys create --name admin)'
 
+/** The key trail names the service itself as the maker of the first key, on the host it runs on. */
+export const FIRST_KEY_ACTOR = 'petstore'
+
 export type FirstKey =
   | { outcome: 'keys_exist' }
-  | { outcome: 'created', file: string, prefix: string }
+  | { outcome: 'created', file: string, prefix: string, event: KeyEvent }
   | { outcome: 'not_created', file: string, reason: string }
 
 /** FIRST_KEY_FILE, else next to the SQLite file, else (PostgreSQL, sqlite::memory:) ./data/first-api-key. */
@@ -45,8 +50,9 @@ export async function ensureFirstKey (store: Store, file: string, postgres?: { u
       if (reason !== undefined) return { outcome: 'not_created', file, reason }
     }
     const prefix = key.slice(0, 12)
-    await store.createApiKey({ name: 'first key', hash: hashApiKey(key), prefix })
-    return { outcome: 'created', file, prefix }
+    const audit: KeyAudit = { actor: FIRST_KEY_ACTOR, host: hostname() }
+    const record = await store.createApiKey({ name: 'first key', hash: hashApiKey(key), prefix }, audit)
+    return { outcome: 'created', file, prefix, event: keyCreatedEvents(record, audit)[0]! }
   }
   return postgres ? underFirstKeyLock(postgres.url, postgres.options, make) : make()
 }
@@ -106,10 +112,13 @@ async function underFirstKeyLock<T> (url: string, options: PostgresOptions, fn: 
   }
 }
 
-/** What the first start tells its operator: where the key is, or how to make one; never the key. */
-export function firstKeyNotice (firstKey: FirstKey): { level: 'info' | 'warn', fields: Record<string, string>, message: string } | undefined {
+/**
+ * What the first start tells its operator: where the key is, or how to make one; never the key.
+ * A key made is also a key change, logged with the fields of its row in the key trail.
+ */
+export function firstKeyNotice (firstKey: FirstKey): { level: 'info' | 'warn', fields: Record<string, unknown>, message: string } | undefined {
   if (firstKey.outcome === 'created') {
-    return { level: 'info', fields: { file: firstKey.file, prefix: firstKey.prefix }, message: `created the first API key and wrote it to ${firstKey.file} (mode 0600); it is shown nowhere else` }
+    return { level: 'info', fields: { file: firstKey.file, event: 'key_change', ...firstKey.event }, message: `created the first API key and wrote it to ${firstKey.file} (mode 0600); it is shown nowhere else` }
   }
   if (firstKey.outcome === 'not_created') {
     return { level: 'warn', fields: { file: firstKey.file, reason: firstKey.reason }, message: `made no first API key: cannot create ${firstKey.file} (${firstKey.reason}); make one with: ${MAKE_A_KEY}` }

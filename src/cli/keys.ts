@@ -1,34 +1,43 @@
 import { Command } from 'commander'
 import { generateApiKey } from '../auth/keys.ts'
-import { KEY_SCOPES, type ApiKeyRecord, type KeyScope } from '../store/types.ts'
+import { keyCreatedEvents } from '../store/key-events.ts'
+import { KEY_SCOPES, type ApiKeyRecord, type KeyAudit, type KeyScope } from '../store/types.ts'
+import { durationMs, isoTime, keyAudit, keyLogCommand, logKeyChanges } from './key-trail.ts'
 import { Failure, note, print, UsageError } from './output.ts'
 import type { CommandStore } from './store.ts'
 
-/** keys create, list, revoke, rotate: the API keys of the database, never their secrets once issued. */
+/**
+ * keys create, list, revoke, rotate, log: the API keys of the database, never their secrets once
+ * issued. Each change is recorded in the key trail with its actor and host (key-trail.ts).
+ */
 
-const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const DEFAULT_GRACE = '24h'
+const ACTOR_HELP = 'who makes this change, for the key trail (default: the OS user)'
 
 interface JsonOption { json?: boolean }
-interface CreateOptions extends JsonOption { name?: string, scope?: string }
-interface RotateOptions extends JsonOption { keepOldUntil?: string, grace?: string }
+interface ChangeOptions extends JsonOption { actor?: string }
+interface CreateOptions extends ChangeOptions { name?: string, scope?: string }
+interface RotateOptions extends ChangeOptions { keepOldUntil?: string, grace?: string }
 
-export function keysCommand (store: CommandStore): Command {
-  const keys = new Command('keys').description('Issue, list, revoke and rotate API keys.').usage('<command> [options]')
+export function keysCommand (store: CommandStore, env: Record<string, string | undefined>): Command {
+  const keys = new Command('keys').description('Issue, list, revoke and rotate API keys, and show who did.').usage('<command> [options]')
   keys.command('create')
     .description('Issue an API key. Prints the key alone on stdout; it is shown only this once.')
-    .usage('--name NAME [--scope read|write] [--json]')
+    .usage('--name NAME [--scope read|write] [--actor NAME] [--json]')
     .option('--name <NAME>', 'what the key is for, 1 to 100 characters')
     .option('--scope <SCOPE>', 'read: list and get animals; write: also add them (the default)')
+    .option('--actor <NAME>', ACTOR_HELP)
     .option('--json', 'print the key\'s record and the key as JSON')
     .action(async (options: CreateOptions) => {
       const name = options.name?.trim() ?? ''
       if (!name || name.length > 100) throw new UsageError('--name NAME is required (1 to 100 characters)')
       const scope = keyScope(options.scope)
+      const audit = keyAudit(options.actor, env)
       const generated = generateApiKey()
       const s = await store.open()
       await s.migrate()
-      const record = await s.createApiKey({ name, hash: generated.hash, prefix: generated.prefix, scope })
+      const record = await s.createApiKey({ name, hash: generated.hash, prefix: generated.prefix, scope }, audit)
+      logKeyChanges(keyCreatedEvents(record, audit))
       print(options.json ? JSON.stringify({ ...record, key: generated.key }) : generated.key)
     })
   keys.command('list')
@@ -43,38 +52,46 @@ export function keysCommand (store: CommandStore): Command {
       for (const key of records) print(keyLine(key, now))
     })
   keys.command('revoke')
-    .description('Revoke a key at once. Revoking a revoked key is not an error.')
-    .usage('ID [--json]')
+    .description('Revoke a key at once. Revoking a revoked key is not an error, and changes nothing.')
+    .usage('ID [--actor NAME] [--json]')
     .argument('[id]')
+    .option('--actor <NAME>', ACTOR_HELP)
     .option('--json', 'print {"revoked": ID}')
-    .action(async (text: string | undefined, options: JsonOption) => {
-      const id = keyId(text)
-      if (!await (await store.openExisting()).revokeApiKey(id)) throw new Failure(`no key has id ${id}`)
-      print(options.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
-    })
+    .action(async (text: string | undefined, options: ChangeOptions) => revoke(store, keyId(text), keyAudit(options.actor, env), options))
   keys.command('rotate')
     .description(`Issue a key with the same name and scope and print it alone on stdout; the old key keeps working until the given time, or for --grace (${DEFAULT_GRACE} by default).`)
-    .usage('ID [--keep-old-until ISO | --grace DURATION] [--json]')
+    .usage('ID [--keep-old-until ISO | --grace DURATION] [--actor NAME] [--json]')
     .argument('[id]')
     .option('--keep-old-until <ISO>', 'when the old key stops working: an ISO 8601 time with a zone')
     .option('--grace <DURATION>', `how long the old key keeps working: 30m, 24h, 7d (default ${DEFAULT_GRACE})`)
+    .option('--actor <NAME>', ACTOR_HELP)
     .option('--json', 'print the new key\'s record, the key, and the old key\'s record as JSON')
-    .action(async (text: string | undefined, options: RotateOptions) => rotate(store, keyId(text), options))
+    .action(async (text: string | undefined, options: RotateOptions) => rotate(store, keyId(text), keyAudit(options.actor, env), options))
+  keys.addCommand(keyLogCommand(store, keyId))
   return keys
 }
 
-async function rotate (store: CommandStore, id: number, options: RotateOptions): Promise<void> {
+async function revoke (store: CommandStore, id: number, audit: KeyAudit, options: JsonOption): Promise<void> {
+  const revoked = await (await store.openExisting()).revokeApiKey(id, audit)
+  if (revoked.outcome === 'not_found') throw new Failure(`no key has id ${id}`)
+  if (revoked.outcome === 'revoked') logKeyChanges([revoked.event])
+  else note(`key ${id} was already revoked at ${revoked.key.revokedAt}; nothing changed`)
+  print(options.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
+}
+
+async function rotate (store: CommandStore, id: number, audit: KeyAudit, options: RotateOptions): Promise<void> {
   const now = Date.now()
   const expiresAt = oldKeyExpiry(options, now)
   const s = await store.openExisting()
   const old = (await s.listApiKeys()).find((key) => key.id === id)
   if (!old) throw new Failure(`no key has id ${id}`)
   const generated = generateApiKey()
-  const rotated = await s.rotateApiKey(id, { name: old.name, hash: generated.hash, prefix: generated.prefix }, expiresAt, new Date(now).toISOString())
+  const rotated = await s.rotateApiKey(id, { name: old.name, hash: generated.hash, prefix: generated.prefix }, expiresAt, new Date(now).toISOString(), audit)
   if (rotated.outcome === 'not_usable') throw new Failure(`key ${id} is revoked or expired; issue a new one with keys create`)
   if (rotated.outcome === 'has_successor') {
     throw new Failure(`key ${id} was already rotated: its successor, key ${rotated.successor.id}, is still usable; rotate key ${rotated.successor.id}, or revoke it first`)
   }
+  logKeyChanges(rotated.events)
   if (options.json) return print(JSON.stringify({ ...rotated.created, key: generated.key, old: rotated.old }))
   print(generated.key)
   note(`key ${id} (${old.name}) keeps working until ${rotated.old.expiresAt}; the new key has id ${rotated.created.id}`)
@@ -106,12 +123,12 @@ function keyId (text: string | undefined): number {
 function oldKeyExpiry ({ keepOldUntil, grace }: RotateOptions, now: number): string {
   if (keepOldUntil !== undefined && grace !== undefined) throw new UsageError('give --keep-old-until or --grace, not both')
   if (keepOldUntil !== undefined) {
-    const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(keepOldUntil) ? Date.parse(keepOldUntil) : Number.NaN
+    const at = isoTime(keepOldUntil)
     if (Number.isNaN(at)) throw new UsageError(`--keep-old-until needs an ISO 8601 time with a zone, e.g. 2030-01-31T12:00:00Z; got ${JSON.stringify(keepOldUntil)}`)
     if (at <= now) throw new UsageError(`--keep-old-until ${keepOldUntil} is not in the future; to stop a key now, use keys revoke`)
     return new Date(at).toISOString()
   }
-  const match = /^([1-9]\d{0,5})([smhd])$/.exec(grace ?? DEFAULT_GRACE)
-  if (!match) throw new UsageError(`--grace needs a duration such as 30m, 24h or 7d; got ${JSON.stringify(grace)}`)
-  return new Date(now + Number(match[1]) * DURATION_UNITS_MS[match[2]!]!).toISOString()
+  const ms = durationMs(grace ?? DEFAULT_GRACE)
+  if (ms === undefined) throw new UsageError(`--grace needs a duration such as 30m, 24h or 7d; got ${JSON.stringify(grace)}`)
+  return new Date(now + ms).toISOString()
 }

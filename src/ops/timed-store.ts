@@ -1,5 +1,5 @@
 import type { NewPet, Pet } from '../contract/schemas.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../store/types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../store/types.ts'
 import type { WriteStateListener } from '../store/write-health.ts'
 import type { StoreDurations } from './series-metrics.ts'
 
@@ -77,6 +77,7 @@ export class TimedStore implements Store {
       createApiKey: timer('createApiKey'),
       findApiKeyByHash: timer('findApiKeyByHash'),
       listApiKeys: timer('listApiKeys'),
+      listKeyEvents: timer('listKeyEvents'),
       revokeApiKey: timer('revokeApiKey'),
       touchApiKey: timer('touchApiKey'),
       countApiKeys: timer('countApiKeys'),
@@ -140,20 +141,21 @@ export class TimedStore implements Store {
 
   listPets (options: ListPetsOptions): Promise<Pet[]> { return this.#timers.listPets.time(() => this.#store.listPets(options)) }
   countPets (): Promise<number> { return this.#timers.countPets.time(() => this.#store.countPets()) }
-  createApiKey (key: NewApiKey): Promise<ApiKeyRecord> { return this.#timers.createApiKey.time(() => this.#store.createApiKey(key)) }
+  createApiKey (key: NewApiKey, audit: KeyAudit): Promise<ApiKeyRecord> { return this.#timers.createApiKey.time(() => this.#store.createApiKey(key, audit)) }
+  listKeyEvents (filter: KeyEventFilter): Promise<KeyEvent[]> { return this.#timers.listKeyEvents.time(() => this.#store.listKeyEvents(filter)) }
 
   findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
     return this.#timers.findApiKeyByHash.time(() => this.#store.findApiKeyByHash(hash))
   }
 
   listApiKeys (): Promise<ApiKeyRecord[]> { return this.#timers.listApiKeys.time(() => this.#store.listApiKeys()) }
-  revokeApiKey (id: number): Promise<boolean> { return this.#timers.revokeApiKey.time(() => this.#store.revokeApiKey(id)) }
+  revokeApiKey (id: number, audit: KeyAudit): Promise<KeyRevocation> { return this.#timers.revokeApiKey.time(() => this.#store.revokeApiKey(id, audit)) }
   touchApiKey (id: number, at: string): Promise<void> { return this.#timers.touchApiKey.time(() => this.#store.touchApiKey(id, at)) }
   countApiKeys (): Promise<number> { return this.#timers.countApiKeys.time(() => this.#store.countApiKeys()) }
   insertPets (pets: NewPet[]): Promise<number> { return this.#timers.insertPets.time(() => this.#store.insertPets(pets)) }
 
-  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
-    return this.#timers.rotateApiKey.time(() => this.#store.rotateApiKey(oldId, newKey, oldExpiresAt, now))
+  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string, audit: KeyAudit): Promise<KeyRotation> {
+    return this.#timers.rotateApiKey.time(() => this.#store.rotateApiKey(oldId, newKey, oldExpiresAt, now, audit))
   }
 
   /** Not timed: closing is not a query. */

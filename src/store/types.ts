@@ -32,14 +32,53 @@ export interface ApiKeyRecord {
 export interface NewApiKey { name: string, prefix: string, hash: string, scope?: KeyScope, expiresAt?: string | null }
 
 /**
- * rotated: the successor was issued (with the old key's scope) and the old key's expiry set.
+ * rotated: the successor was issued (with the old key's scope) and the old key's expiry set;
+ * events are the rows this wrote to the key trail.
  * not_usable: no key with that id is usable now (unknown, revoked or expired); nothing was written.
  * has_successor: the key was already rotated and that successor is still usable; nothing was written.
  */
 export type KeyRotation =
-  | { outcome: 'rotated', created: ApiKeyRecord, old: ApiKeyRecord }
+  | { outcome: 'rotated', created: ApiKeyRecord, old: ApiKeyRecord, events: KeyEvent[] }
   | { outcome: 'not_usable' }
   | { outcome: 'has_successor', successor: ApiKeyRecord }
+
+/**
+ * revoked: the key was revoked now, and event is the row written to the key trail.
+ * already_revoked: it was revoked before (key.revokedAt says when); nothing was written.
+ * not_found: no key has that id; nothing was written.
+ */
+export type KeyRevocation =
+  | { outcome: 'revoked', key: ApiKeyRecord, event: KeyEvent }
+  | { outcome: 'already_revoked', key: ApiKeyRecord }
+  | { outcome: 'not_found' }
+
+/** Who changes a key, and on which host: recorded in the key trail with the change. */
+export interface KeyAudit { actor: string, host: string }
+
+/**
+ * create, revoke, rotate (the key's expiry set by a rotation; relatedKeyId is its successor),
+ * expires (the moment a key stops working, recorded when that moment is set and dated then).
+ */
+export type KeyChange = 'create' | 'revoke' | 'rotate' | 'expires'
+export const KEY_CHANGES: readonly KeyChange[] = ['create', 'revoke', 'rotate', 'expires']
+
+/** One row of the key trail. It names the key by id, prefix, name and scope: never the key or its hash. */
+export interface KeyEvent {
+  /** ISO 8601; an expires row is dated in the future until the key's expiry has passed. */
+  at: string
+  change: KeyChange
+  keyId: number
+  prefix: string
+  name: string
+  scope: KeyScope
+  /** rotate: the successor issued; create by a rotation: the key it replaces; otherwise null. */
+  relatedKeyId: number | null
+  actor: string
+  host: string
+}
+
+/** Which rows of the key trail to read: from a time on (ISO 8601), of one key. */
+export interface KeyEventFilter { since?: string, keyId?: number }
 
 /**
  * A create that carries an Idempotency-Key: the key is scoped to the lineage of the API key
@@ -117,11 +156,21 @@ export interface Store {
   getPet(id: bigint): Pet | undefined | Promise<Pet | undefined>
   listPets(options: ListPetsOptions): Promise<Pet[]>
   countPets(): Promise<number>
-  createApiKey(key: NewApiKey): Promise<ApiKeyRecord>
+  /**
+   * Issues a key and records it in the key trail (create, and expires when it has an expiry) in
+   * the same transaction; the rows are keyCreatedEvents(record, audit).
+   */
+  createApiKey(key: NewApiKey, audit: KeyAudit): Promise<ApiKeyRecord>
   findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>
   listApiKeys(): Promise<ApiKeyRecord[]>
-  /** Returns false when no key has that id. Revoking twice keeps the first time. */
-  revokeApiKey(id: number): Promise<boolean>
+  /**
+   * Revokes the key and records it in the key trail in one transaction; a scheduled expires row
+   * of the key later than now is removed, as that expiry will not happen. Revoking twice keeps
+   * the first time and writes nothing.
+   */
+  revokeApiKey(id: number, audit: KeyAudit): Promise<KeyRevocation>
+  /** The key trail, oldest first (by time, then by the order written). */
+  listKeyEvents(filter: KeyEventFilter): Promise<KeyEvent[]>
   touchApiKey(id: number, at: string): Promise<void>
   countApiKeys(): Promise<number>
   /** Adds the pets in one transaction: all of them, or on an error none. Returns how many were added. */
@@ -130,8 +179,10 @@ export interface Store {
    * Issues newKey with the old key's scope and lineage, linked to it (rotatedFrom), and sets the old key's expiry to oldExpiresAt (an
    * earlier expiry it already has is kept), in one transaction. Refused when the old key is not
    * usable at `now`, or already has a successor usable at `now`: one key, one live successor.
+   * The same transaction records rotate (old key) and create (successor) at `now`, and, when the
+   * old key's expiry moved, expires at the new expiry in place of the scheduled one.
    */
-  rotateApiKey(oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation>
+  rotateApiKey(oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string, audit: KeyAudit): Promise<KeyRotation>
   /**
    * A number that changes whenever keys may have changed (another connection or process
    * changed one, or this one wrote one), checked cheaply per request. Stores that cannot tell leave it out,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { issueKeyExpiringAt, postPet, type PetJson } from '../api-steps.ts'
-import { buildTestApp, issueKey, json, openapiDocument, STORE_KIND, testConfig } from '../helpers.ts'
+import { buildTestApp, issueKey, json, openapiDocument, STORE_KIND, TEST_AUDIT, testConfig } from '../helpers.ts'
 import { documentedErrors, exchange, listenTestApp } from '../raw-http.ts'
 
 /**
@@ -63,7 +63,7 @@ describe('auth matrix', () => {
     test(route, async (t) => {
       const api = await buildTestApp(t)
       const revoked = await issueKey(api.store, 'revoked')
-      await api.store.revokeApiKey(revoked.id)
+      await api.store.revokeApiKey(revoked.id, TEST_AUDIT)
       const keys: Keys = {
         valid: api.key,
         revoked: revoked.key,
@@ -172,7 +172,7 @@ describe('key lifetime', () => {
     const other = await issueKey(api.store, 'other')
     const asOther = { authorization: `Bearer ${other.key}` }
     assert.equal((await api.inject({ url: '/v1/pets', headers: asOther })).statusCode, 200)
-    assert.equal(await api.store.revokeApiKey(other.id), true)
+    assert.equal((await api.store.revokeApiKey(other.id, TEST_AUDIT)).outcome, 'revoked')
     clock += REVOCATION_BOUND_MS
     const res = await api.inject({ url: '/v1/pets', headers: asOther })
     assert.equal(res.statusCode, 401)

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { hashApiKey } from '../../src/auth/keys.ts'
 import { sqlitePath } from '../../src/store/sqlite/store.ts'
-import { buildTestApp, issueKey, json, STORE_KIND } from '../helpers.ts'
+import { buildTestApp, issueKey, json, STORE_KIND, TEST_AUDIT } from '../helpers.ts'
 import { TEST_DATABASE_URL } from '../pg-schema.ts'
 import { runCli } from '../processes.ts'
 
@@ -34,7 +34,7 @@ test(`the store holds no plaintext key, only hashes: keys made by the service an
     assert.equal((await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...headers, 'idempotency-key': randomUUID() }, payload: '{"name":"Rex","categoryId":7}' })).statusCode, 201)
     assert.equal((await app.inject({ url: '/v1/pets', headers })).statusCode, 200)
   }
-  await app.store.revokeApiKey(second.id)
+  await app.store.revokeApiKey(second.id, TEST_AUDIT)
 
   const stored = storedBytes(app.url)
   for (const key of keys) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { generateApiKey } from '../../src/auth/keys.ts'
-import { buildTestApp, issueKey, json } from '../helpers.ts'
+import { buildTestApp, issueKey, json, TEST_AUDIT } from '../helpers.ts'
 import { runCli } from '../processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
@@ -16,7 +16,9 @@ test('keys rotate prints the new key alone; the old key works until --keep-old-u
   assert.equal(rotated.code, 0)
   const newKey = KEY_LINE.exec(rotated.stdout)?.[1]
   assert.ok(newKey, `stdout is the new key alone: ${JSON.stringify(rotated.stdout)}`)
-  assert.equal(rotated.stderr, `key ${id} (deploy-bot) keeps working until ${until}; the new key has id ${id + 1}\n`)
+  const [changes, notes] = [rotated.stderr.split('\n').filter((line) => line.startsWith('{')), rotated.stderr.split('\n').filter((line) => !line.startsWith('{'))]
+  assert.deepEqual(changes.map((line) => JSON.parse(line).change), ['rotate', 'create', 'expires'], 'one key_change line per row of the key trail')
+  assert.deepEqual(notes, [`key ${id} (deploy-bot) keeps working until ${until}; the new key has id ${id + 1}`, ''])
 
   const call = (key: string) => inject({ url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
   assert.equal((await call(oldKey)).statusCode, 200, 'the old key still works before its expiry')
@@ -51,7 +53,7 @@ test('keys rotate keeps an earlier expiry the old key already has', async (t) =>
   const { store, url } = await buildTestApp(t)
   const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
   const generated = generateApiKey()
-  const { id } = await store.createApiKey({ name: 'short-lived', hash: generated.hash, prefix: generated.prefix, expiresAt })
+  const { id } = await store.createApiKey({ name: 'short-lived', hash: generated.hash, prefix: generated.prefix, expiresAt }, TEST_AUDIT)
   const rotated = await runCli(['keys', 'rotate', String(id), '--grace', '7d', '--json'], { DATABASE_URL: url })
   assert.equal(rotated.code, 0, rotated.stderr)
   assert.equal(JSON.parse(rotated.stdout).old.expiresAt, expiresAt)
@@ -60,8 +62,8 @@ test('keys rotate keeps an earlier expiry the old key already has', async (t) =>
 test('keys rotate refuses a revoked or unknown key (exit 1) and bad options (exit 2)', async (t) => {
   const { store, url } = await buildTestApp(t)
   const { id } = await issueKey(store, 'old')
-  await store.revokeApiKey(id)
-  const usage = 'Usage: npm run --silent petstore -- keys rotate ID [--keep-old-until ISO | --grace DURATION] [--json]\n'
+  await store.revokeApiKey(id, TEST_AUDIT)
+  const usage = 'Usage: npm run --silent petstore -- keys rotate ID [--keep-old-until ISO | --grace DURATION] [--actor NAME] [--json]\n'
   const cases: Array<[string[], { code: number, stdout: string, stderr: string }]> = [
     [[String(id)], { code: 1, stdout: '', stderr: `petstore keys rotate: key ${id} is revoked or expired; issue a new one with keys create\n` }],
     [['999'], { code: 1, stdout: '', stderr: 'petstore keys rotate: no key has id 999\n' }],
@@ -147,9 +149,9 @@ test('keys rotate refuses a key whose successor is still usable, in grace too (e
   assert.deepEqual(await runCli(['keys', 'rotate', String(id)], { DATABASE_URL: url }), refusal)
   const generated = generateApiKey()
   const now = new Date().toISOString()
-  assert.deepEqual(await store.rotateApiKey(id, { name: 'deploy-bot', hash: generated.hash, prefix: generated.prefix }, now, now), { outcome: 'has_successor', successor: inGrace })
+  assert.deepEqual(await store.rotateApiKey(id, { name: 'deploy-bot', hash: generated.hash, prefix: generated.prefix }, now, now, TEST_AUDIT), { outcome: 'has_successor', successor: inGrace })
 
-  await store.revokeApiKey(successor.id)
+  await store.revokeApiKey(successor.id, TEST_AUDIT)
   await rotateWithCli(url, id)
 })
 
@@ -160,7 +162,7 @@ test('rotations of one key at once: one issues the successor, the others are ref
   const later = new Date(Date.now() + 3_600_000).toISOString()
   const rotate = () => {
     const generated = generateApiKey()
-    return store.rotateApiKey(id, { name: 'racer', hash: generated.hash, prefix: generated.prefix }, later, now)
+    return store.rotateApiKey(id, { name: 'racer', hash: generated.hash, prefix: generated.prefix }, later, now, TEST_AUDIT)
   }
   // Several, so that on PostgreSQL they overlap, each on a connection opened beforehand.
   await Promise.all(Array.from({ length: 8 }, () => store.countApiKeys()))

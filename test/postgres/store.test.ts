@@ -4,6 +4,7 @@ import pg from 'pg'
 import { INT64_MAX, INT64_MIN } from '../../src/contract/schemas.ts'
 import { openStore } from '../../src/store/index.ts'
 import { PET_INSERT_LOCK } from '../../src/store/postgres/writes.ts'
+import { TEST_AUDIT } from '../helpers.ts'
 import { freshSchema } from '../pg-schema.ts'
 
 async function migratedStore (t: Parameters<typeof freshSchema>[0]) {
@@ -62,16 +63,18 @@ test('keyset pages by status walk every match once in id order', async (t) => {
 
 test('API keys: created, found by hash, touched and revoked with the first revocation time kept', async (t) => {
   const { store } = await migratedStore(t)
-  const created = await store.createApiKey({ name: 'k', prefix: 'psk_abcdefgh', hash: 'a'.repeat(64), expiresAt: '2031-01-02T03:04:05.678Z' })
+  const created = await store.createApiKey({ name: 'k', prefix: 'psk_abcdefgh', hash: 'a'.repeat(64), expiresAt: '2031-01-02T03:04:05.678Z' }, TEST_AUDIT)
   assert.deepEqual(created, { id: 1, name: 'k', prefix: 'psk_abcdefgh', scope: 'write', createdAt: created.createdAt, lastUsedAt: null, revokedAt: null, expiresAt: '2031-01-02T03:04:05.678Z', lineageId: 1, rotatedFrom: null })
   assert.match(created.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
 
   await store.touchApiKey(1, '2030-05-06T07:08:09.010Z')
-  assert.equal(await store.revokeApiKey(1), true)
+  const revoked = await store.revokeApiKey(1, TEST_AUDIT)
+  assert.equal(revoked.outcome, 'revoked')
   const revokedAt = (await store.findApiKeyByHash('a'.repeat(64)))!.revokedAt
-  assert.equal(await store.revokeApiKey(1), true)
-  assert.equal(await store.revokeApiKey(2), false)
-  assert.deepEqual(await store.listApiKeys(), [{ ...created, lastUsedAt: '2030-05-06T07:08:09.010Z', revokedAt }])
+  const stored = { ...created, lastUsedAt: '2030-05-06T07:08:09.010Z', revokedAt }
+  assert.deepEqual(await store.revokeApiKey(1, TEST_AUDIT), { outcome: 'already_revoked', key: stored })
+  assert.deepEqual(await store.revokeApiKey(2, TEST_AUDIT), { outcome: 'not_found' })
+  assert.deepEqual(await store.listApiKeys(), [stored])
   assert.equal(await store.findApiKeyByHash('b'.repeat(64)), undefined)
   assert.equal(await store.countApiKeys(), 1)
 })

@@ -1,5 +1,5 @@
 import type { Pet, PetStatus } from '../../contract/schemas.ts'
-import type { ApiKeyRecord, KeyScope } from '../types.ts'
+import type { ApiKeyRecord, KeyChange, KeyEvent, KeyScope } from '../types.ts'
 
 /** The pet columns of a PetRow. */
 export const PET_COLUMNS = 'id, name, category_id, status'
@@ -44,5 +44,32 @@ export function keyFromRow (row: KeyRow): ApiKeyRecord {
     expiresAt: iso(row.expires_at),
     lineageId: Number(row.lineage_id),
     rotatedFrom: row.rotated_from === null ? null : Number(row.rotated_from)
+  }
+}
+
+export interface KeyEventRow {
+  at: Date
+  // The column's CHECK holds it to the four changes.
+  change: KeyChange
+  key_id: string
+  key_prefix: string
+  key_name: string
+  scope: KeyScope
+  related_key_id: string | null
+  actor: string
+  host: string
+}
+
+export function keyEventFromRow (row: KeyEventRow): KeyEvent {
+  return {
+    at: row.at.toISOString(),
+    change: row.change,
+    keyId: Number(row.key_id),
+    prefix: row.key_prefix,
+    name: row.key_name,
+    scope: row.scope,
+    relatedKeyId: row.related_key_id === null ? null : Number(row.related_key_id),
+    actor: row.actor,
+    host: row.host
   }
 }

@@ -4,12 +4,12 @@ import { StorageConditionError } from '../errors.ts'
 import { WriteHealth, type WriteStateListener } from '../write-health.ts'
 import { Connections } from './connections.ts'
 import { createPetIdempotently, deleteExpiredIdempotencyRecords } from './idempotency.ts'
-import { countApiKeys, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, touchApiKey } from './keys.ts'
+import { countApiKeys, createApiKey, listApiKeys, listKeyEvents, revokeApiKey, rotateApiKey, touchApiKey } from './keys.ts'
 import { migrate } from './migrate.ts'
 import { parsePostgresUrl, type PostgresOptions } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PetInsertBatcher } from './writes.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, PoolFigures, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PoolFigures, Store } from '../types.ts'
 
 export type { PostgresOptions } from './pool.ts'
 
@@ -117,16 +117,20 @@ export class PostgresStore implements Store {
     return rows[0] && keyFromRow(rows[0])
   }
 
-  createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
-    return this.#write(() => createApiKey(this.#db, key))
+  createApiKey (key: NewApiKey, audit: KeyAudit): Promise<ApiKeyRecord> {
+    return this.#write(() => createApiKey(this.#db, key, audit))
   }
 
   listApiKeys (): Promise<ApiKeyRecord[]> {
     return listApiKeys(this.#db)
   }
 
-  revokeApiKey (id: number): Promise<boolean> {
-    return this.#write(() => revokeApiKey(this.#db, id))
+  revokeApiKey (id: number, audit: KeyAudit): Promise<KeyRevocation> {
+    return this.#write(() => revokeApiKey(this.#db, id, audit))
+  }
+
+  listKeyEvents (filter: KeyEventFilter): Promise<KeyEvent[]> {
+    return listKeyEvents(this.#db, filter)
   }
 
   touchApiKey (id: number, at: string): Promise<void> {
@@ -137,8 +141,8 @@ export class PostgresStore implements Store {
     return countApiKeys(this.#db)
   }
 
-  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
-    return this.#write(() => rotateApiKey(this.#db, oldId, newKey, oldExpiresAt, now))
+  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string, audit: KeyAudit): Promise<KeyRotation> {
+    return this.#write(() => rotateApiKey(this.#db, oldId, newKey, oldExpiresAt, now, audit))
   }
 
   pools (): PoolFigures[] {

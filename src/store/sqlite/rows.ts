@@ -1,6 +1,6 @@
 import type { SQLOutputValue } from 'node:sqlite'
 import { PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts'
-import { KEY_SCOPES, type ApiKeyRecord, type KeyScope } from '../types.ts'
+import { KEY_CHANGES, KEY_SCOPES, type ApiKeyRecord, type KeyChange, type KeyEvent, type KeyScope } from '../types.ts'
 
 /** A row as node:sqlite types it, whatever the query: each column is checked as it is read. */
 export type Row = Record<string, SQLOutputValue>
@@ -39,6 +39,21 @@ export function keyFromRow (row: Row): ApiKeyRecord {
   }
 }
 
+/** A row of key-events.ts KEY_EVENT_COLUMNS. */
+export function keyEventFromRow (row: Row): KeyEvent {
+  return {
+    at: text(row.at),
+    change: keyChange(row.change),
+    keyId: Number(int64(row.key_id)),
+    prefix: text(row.key_prefix),
+    name: text(row.key_name),
+    scope: keyScope(row.scope),
+    relatedKeyId: row.related_key_id === null ? null : Number(int64(row.related_key_id)),
+    actor: text(row.actor),
+    host: text(row.host)
+  }
+}
+
 export function int64 (value: SQLOutputValue | undefined): bigint {
   if (typeof value === 'bigint') return value
   throw unexpected(value, 'an integer read as bigint')
@@ -49,7 +64,7 @@ export function text (value: SQLOutputValue | undefined): string {
   throw unexpected(value, 'text')
 }
 
-function textOrNull (value: SQLOutputValue | undefined): string | null {
+export function textOrNull (value: SQLOutputValue | undefined): string | null {
   return value === null ? null : text(value)
 }
 
@@ -64,6 +79,7 @@ function oneOf<T extends string> (values: readonly T[], what: string): (value: S
 
 const petStatus = oneOf<PetStatus>(PET_STATUSES, 'a pet status')
 const keyScope = oneOf<KeyScope>(KEY_SCOPES, 'a key scope')
+const keyChange = oneOf<KeyChange>(KEY_CHANGES, 'a key change')
 
 // A column that does not hold what the schema says: a bug or a database edited by hand.
 function unexpected (value: SQLOutputValue | undefined, expected: string): TypeError {

@@ -7,8 +7,9 @@ import { rollback, storageCondition } from './conditions.ts'
 import { openDatabase } from './open.ts'
 import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './pet-writer.ts'
 import { migrate } from './migrate.ts'
+import { createApiKey, listKeyEvents, revokeApiKey, rotateApiKey, type KeyConnection } from './keys.ts'
 import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './rows.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
 
 /** Where a sqlite: URL points; ':memory:' for an in-memory database. */
 export function sqlitePath (url: string): string {
@@ -32,8 +33,6 @@ const KEY_CHANGES = 'SELECT version FROM api_key_changes WHERE id = 1'
 // The oldest expired records first, found through the expires_at index.
 const DELETE_EXPIRED_RECORDS = `DELETE FROM idempotency_records WHERE (api_key_id, idempotency_key) IN (
   SELECT api_key_id, idempotency_key FROM idempotency_records WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`
-/** A key that works at the time bound to it: not revoked, not expired. */
-const USABLE = '(revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?))'
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
@@ -47,6 +46,8 @@ export class SqliteStore implements Store {
   readonly #statements = new Map<string, StatementSync>()
   readonly #petWriter: PetWriter
   readonly #dataVersion: StatementSync
+  // Key changes and the key trail, in keys.ts.
+  readonly #keys: KeyConnection = { statement: (sql) => this.#statement(sql), transaction: (work) => this.#transaction(work) }
   // Writes after a failed WAL sync cannot be made durable, whatever succeeds in between.
   readonly #writes = new WriteHealth(() => this.#petWriter.failure())
 
@@ -176,13 +177,8 @@ export class SqliteStore implements Store {
     return Number(this.#statement('SELECT count(*) AS n FROM pets').get()?.n)
   }
 
-  createApiKey (key: NewApiKey): Promise<ApiKeyRecord> {
-    return this.#write(async () => {
-      const row = this.#statement(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`)
-        .get(key.name, key.prefix, key.hash, key.scope ?? 'write', new Date().toISOString(), key.expiresAt ?? null)
-      if (!row) throw new Error('INSERT … RETURNING returned no row')
-      return keyFromRow(row)
-    })
+  createApiKey (key: NewApiKey, audit: KeyAudit): Promise<ApiKeyRecord> {
+    return this.#write(async () => createApiKey(this.#keys, key, audit))
   }
 
   async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {
@@ -194,12 +190,13 @@ export class SqliteStore implements Store {
     return this.#statement(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`).all().map(keyFromRow)
   }
 
-  revokeApiKey (id: number): Promise<boolean> {
+  revokeApiKey (id: number, audit: KeyAudit): Promise<KeyRevocation> {
     this.#version++
-    return this.#write(async () => {
-      const result = this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(new Date().toISOString(), id)
-      return Number(result.changes) > 0
-    })
+    return this.#write(async () => revokeApiKey(this.#keys, id, audit))
+  }
+
+  async listKeyEvents (filter: KeyEventFilter): Promise<KeyEvent[]> {
+    return listKeyEvents(this.#keys, filter)
   }
 
   touchApiKey (id: number, at: string): Promise<void> {
@@ -219,23 +216,9 @@ export class SqliteStore implements Store {
     }))
   }
 
-  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string): Promise<KeyRotation> {
+  rotateApiKey (oldId: number, newKey: Omit<NewApiKey, 'scope'>, oldExpiresAt: string, now: string, audit: KeyAudit): Promise<KeyRotation> {
     this.#version++
-    // BEGIN IMMEDIATE: two rotations of one key run one after the other, and the second sees the first's successor.
-    return this.#write(async () => this.#transaction((): KeyRotation => {
-      const usable = this.#statement(`SELECT id FROM api_keys WHERE id = ? AND ${USABLE}`).get(oldId, now)
-      if (!usable) return { outcome: 'not_usable' }
-      const successor = this.#statement(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE rotated_from = ? AND ${USABLE} ORDER BY id LIMIT 1`).get(oldId, now)
-      if (successor) return { outcome: 'has_successor', successor: keyFromRow(successor) }
-      const old = this.#statement(`UPDATE api_keys SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${KEY_COLUMNS}`)
-        .get(oldExpiresAt, oldExpiresAt, oldId)
-      // The successor can do what its predecessor could, and shares its idempotency records.
-      const created = this.#statement(`INSERT INTO api_keys (name, prefix, hash, scope, created_at, expires_at, rotated_from, lineage_id)
-        SELECT ?, ?, ?, scope, ?, ?, id, coalesce(lineage_id, id) FROM api_keys WHERE id = ? RETURNING ${KEY_COLUMNS}`)
-        .get(newKey.name, newKey.prefix, newKey.hash, now, newKey.expiresAt ?? null, oldId)
-      if (!old || !created) throw new Error('UPDATE or INSERT … RETURNING returned no row')
-      return { outcome: 'rotated', created: keyFromRow(created), old: keyFromRow(old) }
-    }))
+    return this.#write(async () => rotateApiKey(this.#keys, oldId, newKey, oldExpiresAt, now, audit))
   }
 
   async close (): Promise<void> {
