@@ -16,7 +16,7 @@ import { lifecycle } from './http/lifecycle.ts'
 import { lingeringClose } from './http/lingering-close.ts'
 import { capacityMetrics } from './ops/capacity-metrics.ts'
 import { createMetrics, metricsPlugin, redisMetrics } from './ops/metrics.ts'
-import { TimedStore } from './ops/timed-store.ts'
+import { timedStore } from './store/timed-store.ts'
 import type { Tracing } from './ops/tracing.ts'
 import { openapiRoute } from './ops/openapi.ts'
 import { rateLimits } from './auth/rate-limits.ts'
@@ -70,7 +70,7 @@ export function trustProxyOf (setting: string | undefined): FastifyServerOptions
 export async function buildApp ({ config, store: givenStore, redis, now = Date.now, logStream, describeRoutes = false, tracing }: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics(givenStore.kind)
   capacityMetrics(metrics.registry, givenStore)
-  const store = new TimedStore(givenStore, metrics.storeDuration, tracing?.storeSpan(givenStore.kind))
+  const store = timedStore(givenStore, metrics.storeDuration, tracing?.storeSpan(givenStore.kind))
   // pino and the request lines (requestLogging) write to one destination, in order.
   const logDestination = logStream ?? pino.destination({ dest: 1, sync: true })
   const app = Fastify({

@@ -4,10 +4,7 @@ import { METHODS } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test, type TestContext } from 'node:test'
 import { READINESS_FRESH_MS } from '../src/ops/health.ts'
-import { StoreDurations } from '../src/ops/series-metrics.ts'
-import type { MetricValueWithName } from 'prom-client'
-import { TimedStore } from '../src/ops/timed-store.ts'
-import { buildTestApp, createTestStore, issueKey, json } from './helpers.ts'
+import { buildTestApp, json } from './helpers.ts'
 import { metricsListenerOf, scrape } from './scrape.ts'
 
 /** The value of one sample line of the exposition, e.g. sample(text, 'http_requests_total{…}'). */
@@ -207,28 +204,6 @@ test('paths no route matches share one series, route="unmatched"', async (t) => 
   const requests = text.split('\n').filter((line) => line.startsWith('http_requests_total{'))
   assert.deepEqual(requests, ['http_requests_total{route="unmatched",method="GET",status="404"} 3'])
   assert.doesNotMatch(text, /nope|\/v2\//)
-})
-
-test('the timed store keeps the store\'s fields, keyVersion only when the store has it, and a synchronous getPet synchronous', async (t) => {
-  const { store, cleanup } = await createTestStore()
-  t.after(cleanup)
-  await issueKey(store)
-  const durations = new StoreDurations({ name: 'durations', help: 'Store calls.' }, [0.001])
-  const timed = new TimedStore(store, durations)
-  assert.equal(timed.kind, store.kind)
-  assert.equal(timed.idsFollowCommitOrder, store.idsFollowCommitOrder)
-  assert.equal(typeof timed.keyVersion, typeof store.keyVersion)
-  if (store.keyVersion) assert.equal(timed.keyVersion!(), store.keyVersion())
-  const read = timed.getPet(1n)
-  assert.equal(read instanceof Promise, store.getPet(1n) instanceof Promise)
-  assert.equal(await read, undefined)
-  assert.equal(await timed.countApiKeys(), 1)
-  const counts = ((await durations.histogram.get()).values as Array<MetricValueWithName<string>>).filter((v) => v.metricName === 'durations_count')
-  assert.deepEqual(counts.map((v) => [v.labels.operation, v.labels.outcome, v.value]), [
-    ...(store.keyVersion ? [['keyVersion', 'ok', 1]] : []),
-    ['getPet', 'ok', 1],
-    ['countApiKeys', 'ok', 1]
-  ])
 })
 
 test('each app counts only its own requests', async (t) => {

@@ -6,7 +6,7 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
 import { pathOf } from '../http/logging.ts'
 import { routeTemplateOf } from '../http/route-template.ts'
 import type { Store } from '../store/types.ts'
-import type { StoreSpan } from './timed-store.ts'
+import type { StoreSpan } from '../store/timed-store.ts'
 import { startTracingSdk } from './tracing-sdk.ts'
 
 // Imported only when OTEL_* turns tracing on (src/server.ts): a service without tracing never
@@ -82,16 +82,16 @@ function namesService (env: Record<string, string | undefined>): boolean {
  * idempotency purge, readiness checks on a timer) make none.
  */
 function storeSpan (tracer: Tracer, dbSystem: string): StoreSpan {
-  return <T>(operation: string, call: () => T): T => {
+  return (operation, method, store, args) => {
     const parent = context.active()
-    if (trace.getSpan(parent) === undefined) return call()
+    if (trace.getSpan(parent) === undefined) return method.apply(store, args)
     const span = tracer.startSpan(`store.${operation}`, {
       kind: SpanKind.INTERNAL,
       attributes: { 'db.system.name': dbSystem, 'petstore.store.operation': operation }
     }, parent)
-    let result: T
+    let result: unknown
     try {
-      result = context.with(trace.setSpan(parent, span), call)
+      result = context.with(trace.setSpan(parent, span), method, store, ...args)
     } catch (error) {
       endFailed(span, error)
       throw error
