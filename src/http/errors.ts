@@ -1,23 +1,28 @@
+import createError from '@fastify/error'
 import type { FastifyError, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { BODY_LIMIT_TEXT, ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
 import { StorageConditionError, StoreUnavailableError } from '../store/errors.ts'
 
 export interface ErrorDetail { field: string, message: string }
 
+/**
+ * The base of ApiError: an Error (Fastify sends it to the error handler) made without capturing
+ * a stack. An ApiError is a reply, not a fault: its stack would never be read, and capturing one
+ * on every 401 or 404 is a measurable part of sending it. The code and status it is made with
+ * are replaced by each ApiError's own.
+ */
+const StacklessError = createError<string, number, [message: string]>('PETSTORE_API_ERROR', '%s', 500, Error, false)
+
 /** An error the service means to send: its code fixes the HTTP status. */
-export class ApiError extends Error {
-  readonly code: ErrorCode
-  readonly statusCode: number
+export class ApiError extends StacklessError {
+  declare readonly code: ErrorCode
+  declare readonly statusCode: number
   readonly details?: ErrorDetail[]
   readonly headers?: Record<string, string>
 
   constructor (code: ErrorCode, message: string, options: { details?: ErrorDetail[], headers?: Record<string, string> } = {}) {
-    // An ApiError is an answer, not a fault: its stack would never be read, and capturing one
-    // on every 401 or 404 is a measurable part of answering it.
-    const limit = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
     super(message)
-    Error.stackTraceLimit = limit
+    this.name = 'ApiError'
     this.code = code
     this.statusCode = ERROR_CODES[code]
     this.details = options.details
