@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import type { Socket } from 'node:net'
 import { describe, test } from 'node:test'
+import Fastify from 'fastify'
+import { clientErrorHandler } from '../src/http/client-errors.ts'
+import { limitConnections } from '../src/http/connections.ts'
+import { testConfig } from './helpers.ts'
 import { documentedErrors, exchange, listenTestApp, openSocket, readAnswer, sleep, type RawAnswer } from './raw-http.ts'
 
 /**
@@ -147,4 +153,47 @@ describe('answers that bypass the error handler still carry the Error body', { t
     assertErrorAnswer(completed, 404, 'not_found', 'No pet has id 1.', '/v1/pets/1')
     await closed
   })
+
+  test('a request the parser rejects while a response is being sent on its connection adds no bytes to it; once that response is done, it gets its 400', async (t) => {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    const app = Fastify({ clientErrorHandler })
+    limitConnections(app, testConfig())
+    app.get('/done', async () => 'done')
+    // A response whose head and first bytes are out, and whose rest waits.
+    app.get('/slow', (_request, reply) => {
+      reply.hijack()
+      reply.raw.writeHead(200, { 'content-type': 'text/plain', 'content-length': '10' })
+      reply.raw.write('part-')
+      held.then(() => reply.raw.end('rest!'), () => {})
+    })
+    t.after(async () => { release(); await app.close() })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = app.server.address() as { port: number }
+
+    const midResponse = await openSocket(port)
+    t.after(() => midResponse.destroy())
+    const received = collect(midResponse)
+    midResponse.write('GET /slow HTTP/1.1\r\nHost: test\r\n\r\n')
+    while (!received().endsWith('part-')) await once(midResponse, 'data')
+    midResponse.write('GARBAGE\r\n\r\n')
+    await once(midResponse, 'close')
+    assert.deepEqual({ statusLines: received().match(/^HTTP\/1\.1 \d+/gm), body: received().split('\r\n\r\n')[1] }, { statusLines: ['HTTP/1.1 200'], body: 'part-' })
+
+    const afterResponse = await openSocket(port)
+    t.after(() => afterResponse.destroy())
+    const first = readAnswer(afterResponse)
+    afterResponse.write('GET /done HTTP/1.1\r\nHost: test\r\n\r\n')
+    assert.equal((await first).body, 'done')
+    const second = readAnswer(afterResponse)
+    afterResponse.write('GARBAGE\r\n\r\n')
+    assertErrorAnswer(await second, 400, 'invalid_request', 'The request is not valid HTTP/1.1.')
+  })
 })
+
+/** Everything the socket receives, as text so far. */
+function collect (socket: Socket): () => string {
+  let text = ''
+  socket.on('data', (chunk: Buffer) => { text += chunk.toString('latin1') })
+  return () => text
+}

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { describe, test, type TestContext } from 'node:test'
 import { LINGER } from '../src/http/lingering-close.ts'
@@ -142,5 +144,26 @@ describe('a body refused while it is still arriving', { timeout: 120_000 }, () =
     while (Date.now() - since < 10_000 && await write(socket, '1\r\nx\r\n')) await sleep(100)
     const cutAfter = Date.now() - since
     assert.ok(cutAfter >= LINGER.ms - 100 && cutAfter < LINGER.ms + 1500, `cut ${cutAfter} ms after the answer`)
+  })
+
+  test('Node ends a connection it does not keep by calling socket.destroySoon() once the response has finished: the call the lingering close replaces', async (t) => {
+    const calls: Array<{ finished: boolean }> = []
+    const server = createServer((request, response) => {
+      const socket = request.socket
+      const destroySoon = socket.destroySoon
+      socket.destroySoon = () => { calls.push({ finished: response.writableFinished }); destroySoon.call(socket) }
+      // As Fastify refuses a body: before it is in, and closing the connection.
+      response.writeHead(413, { connection: 'close', 'content-length': '0' }).end()
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    t.after(() => server.close())
+    const socket = await open((server.address() as { port: number }).port)
+    t.after(() => socket.destroy())
+    socket.on('error', () => {})
+    socket.resume()
+    socket.write('POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 100000\r\n\r\npart of the body')
+    await once(socket, 'close')
+    assert.deepEqual(calls, [{ finished: true }])
   })
 })

@@ -119,6 +119,14 @@ describe('connections per client address', () => {
     assert.ok(talkingMs >= 1400, `partial headers cut after ${talkingMs} ms, before HEADERS_TIMEOUT_MS`)
   })
 
+  test('a keep-alive connection left idle after its response is closed after KEEP_ALIVE_TIMEOUT_MS, with nothing more sent', async (t) => {
+    const { port } = await listenTestApp(t, { env: { KEEP_ALIVE_TIMEOUT_MS: '200' } })
+    const socket = await connectFrom(t, port, '127.0.0.2')
+    assert.equal(await healthz(socket), 200)
+    // Node waits a second past the timeout it announces; the bound only keeps a broken server from hanging the test.
+    assert.deepEqual(await closedWithin(socket, 10_000), { closed: true, bytes: 0 })
+  })
+
   test('a request sent in time is served even when the event loop was held up past FIRST_BYTE_TIMEOUT_MS before reading it', async (t) => {
     const { port } = await listenTestApp(t, { env: { FIRST_BYTE_TIMEOUT_MS: '100' } })
     const socket = await connectFrom(t, port, '127.0.0.2')

@@ -1,19 +1,18 @@
-import type { ServerResponse } from 'node:http'
-import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { responseBegun } from './connections.ts'
 import { ApiError, errorBody, errorHandler } from './errors.ts'
 import { ERROR_ANSWER_HEADERS } from './security-headers.ts'
 import type { ErrorCode } from '../contract/schemas.ts'
 
-// Required, not imported: an ESM import of node:http reads every export it has, and its lazy
-// WebSocket exports then load Node's whole bundled undici, which the server never uses.
-const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http')
+// Not imported: an ESM import of node:http reads every export it has, and its lazy WebSocket
+// exports then load Node's whole bundled undici, which the server never uses.
+const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 /**
- * Answers that Fastify 5 sends without passing through setErrorHandler: requests the HTTP
+ * Responses that Fastify 5 sends without passing through setErrorHandler: requests the HTTP
  * parser rejects before there is a request at all (Node's 'clientError' event), and URLs the
- * router cannot decode. They get the Error body like every other answer.
+ * router cannot decode. They get the Error body like every other response.
  */
 
 const PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
@@ -22,7 +21,7 @@ const PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: ['payload_too_large', 'The chunk extensions of the body are larger than the limit.']
 }
 const NOT_HTTP: [ErrorCode, string] = ['invalid_request', 'The request is not valid HTTP/1.1.']
-/** The headers the onSend hooks give every JSON answer (security-headers.ts), as lines of a raw answer. */
+/** The headers the onSend hooks give every JSON response (security-headers.ts), as lines of a raw one. */
 const HEADER_LINES = Object.entries(ERROR_ANSWER_HEADERS).map(([name, value]) => `${name}: ${value}`)
 
 /** Written straight to the socket: there is no request object to reply through. */
@@ -30,10 +29,9 @@ export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoEx
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const [code, message] = PARSER_ERRORS[error.code ?? ''] ?? NOT_HTTP
   this.log.info({ code, reason: error.code ?? error.message }, 'request rejected by the HTTP parser')
-  // Never write into the middle of an answer that has already begun on this connection.
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage
-  if (!inFlight?.headersSent) answerAndClose(socket, code, message)
-  socket.destroySoon()
+  // Never write into the middle of a response that has already begun on this connection.
+  if (responseBegun(socket)) closeWhenSent(socket)
+  else replyAndClose(socket, code, message)
 }
 
 /**
@@ -44,17 +42,16 @@ export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoEx
 export function refuseConnect (app: FastifyInstance) {
   app.server.on('connect', (_request: unknown, socket: Socket) => {
     app.log.info({ code: 'method_not_allowed', method: 'CONNECT' }, 'request rejected: CONNECT')
-    answerAndClose(socket, 'method_not_allowed', 'CONNECT is not allowed: this service is not a proxy.', ['Allow: '])
-    socket.destroySoon()
+    replyAndClose(socket, 'method_not_allowed', 'CONNECT is not allowed: this service is not a proxy.', ['Allow: '])
   })
 }
 
-/** An Error answer and the end of the connection, written as bytes. */
-function answerAndClose (socket: Socket, code: ErrorCode, message: string, extraHeaderLines: string[] = []) {
-  if (!socket.writable) return
+/** An Error response and the end of the connection, written as bytes. */
+function replyAndClose (socket: Socket, code: ErrorCode, message: string, extraHeaderLines: string[] = []) {
+  if (!socket.writable) return closeWhenSent(socket)
   const body = errorBody(code, message)
   const text = JSON.stringify(body)
-  socket.end([
+  closeWhenSent(socket, [
     `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(text)}`,
@@ -64,6 +61,16 @@ function answerAndClose (socket: Socket, code: ErrorCode, message: string, extra
     '',
     text
   ].join('\r\n'))
+}
+
+/**
+ * Ends the connection once what was written to it has been sent. end() alone would wait for the
+ * client's FIN: an HTTP server socket allows half-open connections.
+ */
+function closeWhenSent (socket: Socket, lastBytes?: string) {
+  const close = () => socket.destroy()
+  if (lastBytes === undefined) socket.end(close)
+  else socket.end(lastBytes, close)
 }
 
 /** Errors of the router (undecodable URL, overlong path parameter): a 400 like any bad path. */

@@ -1,6 +1,6 @@
 import type { ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { FastifyInstance, FastifyServerOptions, onRequestHookHandler } from 'fastify'
 import { addressKey } from '../auth/rate-limits.ts'
 import type { Config } from '../config.ts'
 import { closeStalledAnswers } from './send-timeout.ts'
@@ -18,7 +18,7 @@ export function connectionOptions (config: ConnectionSettings): Pick<FastifyServ
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     // A connection that never sends a byte is closed after FIRST_BYTE_TIMEOUT_MS (see
-    // limitConnections); this inactivity timeout ends any other that goes quiet with no answer
+    // limitConnections); this inactivity timeout ends any other that goes quiet with no response
     // in progress.
     connectionTimeout: config.REQUEST_TIMEOUT_MS,
     http: {
@@ -32,12 +32,52 @@ export function connectionOptions (config: ConnectionSettings): Pick<FastifyServ
   }
 }
 
-type ServerSocket = Socket & { _httpMessage?: ServerResponse }
+/** The response to the latest request on each connection, recorded as the request arrives. */
+const responses = new WeakMap<Socket, ServerResponse>()
+
+/**
+ * True while a response on this connection is still to be sent: its handler may still run, or
+ * its bytes wait in the socket. Once it has finished, the connection is idle to Node.
+ */
+export function responseInProgress (socket: Socket): boolean {
+  const response = responses.get(socket)
+  return response !== undefined && !response.writableFinished
+}
+
+/**
+ * True when bytes of a response may already be on this connection: the one in progress has
+ * sent its head, or it waits behind an earlier one (pipelined requests), which is then still
+ * being sent. Bytes written to the socket now would land in the middle of it.
+ */
+export function responseBegun (socket: Socket): boolean {
+  const response = responses.get(socket)
+  return response !== undefined && !response.writableFinished && (response.headersSent || response.socket !== socket)
+}
+
+/**
+ * Records each request's response as the one in progress on its connection, in an onRequest
+ * hook registered ahead of the others (limitConnections), before a later hook or the handler
+ * can reply. Node's server keeps the same fact in a private field of the socket. A request
+ * pipelined behind a response that closed the connection (a refused body's, see
+ * lingering-close.ts) is still parsed from what arrives, but its response could never be sent:
+ * it is dropped before it does anything, such as create a pet its client never hears of.
+ * Hijacked, it runs no further hook.
+ */
+const recordResponse: onRequestHookHandler = (request, reply, done) => {
+  const socket = request.raw.socket
+  if (socket.writableEnded || socket.destroyed) {
+    reply.hijack()
+    socket.destroy()
+    return
+  }
+  responses.set(socket, reply.raw)
+  done()
+}
 
 /**
  * A cap on connections per process (past it Node closes new ones at once) and per client
  * address, an end for connections that send nothing within FIRST_BYTE_TIMEOUT_MS and for
- * answers the client stops reading (send-timeout.ts), and, when the app closes, an end for
+ * responses the client stops reading (send-timeout.ts), and, when the app closes, an end for
  * connections that never sent a byte (close() waits for every connection, and these are not
  * "idle" to Node).
  */
@@ -45,11 +85,12 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
   const server = app.server
   server.maxConnections = config.MAX_CONNECTIONS
   // With a listener here Node no longer destroys a socket on inactivity by itself: only a
-  // socket with no answer in progress is ended, so a slow handler is never cut. An answer the
+  // socket with no response in progress is ended, so a slow handler is never cut. A response the
   // client does not take is the send timeout's to end.
-  server.on('timeout', (socket: ServerSocket) => {
-    if (!socket._httpMessage) socket.destroy()
+  server.on('timeout', (socket: Socket) => {
+    if (!responseInProgress(socket)) socket.destroy()
   })
+  app.addHook('onRequest', recordResponse)
   const open = new Set<Socket>()
   const admit = config.MAX_CONNECTIONS_PER_ADDRESS === 0 ? () => true : addressCap(app, config.MAX_CONNECTIONS_PER_ADDRESS)
   server.on('connection', (socket: Socket) => {

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 
 /** The bounds of one lingering close. */
 export interface LingerBounds {
-  /** The longest a connection lingers after its answer. */
+  /** The longest a connection lingers after its response. */
   ms: number
   /** The most bytes it reads and throws away meanwhile (counted on the wire, framing included). */
   bytes: number
@@ -18,30 +18,24 @@ export interface LingerBounds {
 export const LINGER: LingerBounds = { ms: 2000, bytes: 4 * 1024 * 1024 }
 
 /**
- * A lingering close, as nginx's lingering_close. An answer given before the request's body is
+ * A lingering close, as nginx's lingering_close. A response given before the request's body is
  * in (413 for a body over the limit, and every refusal of the body parser) closes the
  * connection, as the rest of the body cannot be told from a next request. Closed at once, the
  * socket is reset by the kernel when more of the body arrives, and a client still writing gets
- * EPIPE or ECONNRESET, often before it has read the answer, which the reset discards. Instead
- * the answer is followed by a FIN, and the connection goes on reading and throwing away the
+ * EPIPE or ECONNRESET, often before it has read the response, which the reset discards. Instead
+ * the response is followed by a FIN, and the connection goes on reading and throwing away the
  * rest of the body, until the body ends, the client ends its side or a bound is reached; only
- * then is it destroyed.
+ * then is it destroyed. A request pipelined behind it is dropped (connections.ts).
  *
- * Node closes such a connection through socket.destroySoon() once the answer is written; that
- * call is what is replaced, for this one answer's socket. An answer that keeps the connection
- * (Node then reads the rest of the body itself) leaves the socket as it was.
+ * Node offers no public way to close a connection after a response yet go on reading it: its
+ * server closes one it does not keep by calling socket.destroySoon() once the response is
+ * written, which ends the socket and destroys it as soon as the FIN is out. That call is what is
+ * replaced, for this one response's socket: the one Node internal this service relies on
+ * (docs/decisions.md), and test/lingering-close.test.ts fails if Node stops making that call.
+ * A response that keeps the connection (Node then reads the rest of the body itself) leaves the
+ * socket as it was.
  */
 export function lingeringClose (app: FastifyInstance, bounds: LingerBounds = LINGER) {
-  // A request pipelined behind the refused one (or behind any answer that closed the
-  // connection) is still parsed from what arrives, but its answer could never be sent: it is
-  // dropped before it does anything, such as create a pet its client never hears of.
-  // Hijacked, the request runs no further hook.
-  app.addHook('onRequest', (request, reply, done) => {
-    const socket = request.raw.socket
-    if (!socket.writableEnded && !socket.destroyed) return done()
-    reply.hijack()
-    socket.destroy()
-  })
   app.addHook('onSend', (request, reply, payload, done) => {
     // `=== false`: only a request read from a socket says; an injected one has no such field.
     if (request.raw.complete === false) armLinger(request.raw, reply.raw, bounds)
@@ -63,12 +57,12 @@ function armLinger (request: IncomingMessage, response: ServerResponse, bounds: 
     lastByte = socket.bytesRead + bounds.bytes
     linger(socket, request, bounds)
   }
-  // Node closes the connection, if it does, on the answer's 'finish'; 'close' comes a tick later.
+  // Node closes the connection, if it does, on the response's 'finish'; 'close' comes a tick later.
   response.once('close', disarm)
 }
 
 function linger (socket: Socket, request: IncomingMessage, bounds: LingerBounds) {
-  // allowHalfOpen (as every HTTP server socket has it): the FIN ends the answer, reading goes on.
+  // allowHalfOpen (as every HTTP server socket has it): the FIN ends the response, reading goes on.
   socket.end()
   if (request.complete) return socket.destroy()
   const timer = setTimeout(() => socket.destroy(), bounds.ms)
