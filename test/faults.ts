@@ -6,9 +6,9 @@ export interface Faults {
   beforeStoreCall?(operation: string): void | Promise<void>
 }
 
-// Called on every request and expected to answer at once, or only registering a listener;
-// never a point of failure.
-const SYNCHRONOUS = new Set<string | symbol>(['keyVersion', 'watchWrites'])
+// Called on every request and expected to answer at once, only registering a listener, or read
+// as /metrics is served (pools); never a point of failure.
+const SYNCHRONOUS = new Set<string | symbol>(['keyVersion', 'watchWrites', 'pools'])
 
 export function withFaults (store: Store, faults: Faults): Store {
   const before = faults.beforeStoreCall
