@@ -27,6 +27,7 @@ export interface PetRoutesOptions {
 export const petRoutes = fp(async function petRoutes (app: FastifyInstance, options: PetRoutesOptions) {
   const { replyCache } = app
   const operations = [listPets({ ...options, replyCache }), createPet(options), getPet({ ...options, replyCache })]
+  // Each is typed by its own schema; the router takes any route.
   for (const operation of operations) app.route(operation as RouteOptions)
   purgeExpiredIdempotencyRecords(app, options.store, options.now)
 }, { name: 'pet-routes', dependencies: ['method-not-allowed', 'reply-cache'] })
