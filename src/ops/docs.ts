@@ -95,6 +95,12 @@ function * pieces (body: Buffer): Generator<Buffer> {
  * and a 304 for a client that has it. The page names its script at a versioned address
  * (`?v=` its content hash) that browsers keep for a year without asking again. Any other path
  * under /docs is the app's 404.
+ *
+ * From memory, not with @fastify/static: it serves files, and these bytes come from inside the
+ * plugin's module, so each instance would first have to write them to a folder, while the
+ * service writes nothing outside its data folder (a read-only container works). And its ETags
+ * are weak, made of each file's size and modification time, which differ between instances:
+ * a browser's revalidation would miss on every instance but the one that served it.
  */
 export async function docsRoutes (app: FastifyInstance) {
   let docs: ReturnType<typeof loadDocs> | undefined
