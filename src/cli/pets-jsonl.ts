@@ -4,14 +4,15 @@ import { ApiError } from '../http/errors.ts'
 import { parseJsonBody } from '../http/json-body.ts'
 import { Failure } from './output.ts'
 import type { Progress } from './progress.ts'
-import { BODY_LIMIT_BYTES, BODY_LIMIT_TEXT, type NewPet, type Pet, type PetStatus } from '../contract/schemas.ts'
+import { BODY_LIMIT_BYTES, BODY_LIMIT_TEXT, INT64_MAX, type NewPet, type Pet, type PetStatus } from '../contract/schemas.ts'
 import type { Store } from '../store/types.ts'
 import { createValidatorCompiler } from '../http/validation.ts'
 
 /**
  * Bulk import and export of pets as JSON Lines: one pet per line, int64 fields exact.
- * Import reads each line with the same rules as createPet (a line's `id` is ignored: the store
- * assigns ids), and writes each batch in one transaction.
+ * Import reads each line with the same rules as createPet and writes each batch in one
+ * transaction. A line's `id` is ignored (the store assigns ids), unless the import keeps ids
+ * (--skip-existing): then each line must carry one, and a pet already stored under it is skipped.
  */
 
 /** A line that is not a valid pet: its number, why, and the line as it was (only its start when it is over MAX_LINE_BYTES). */
@@ -31,8 +32,11 @@ export interface ImportOptions {
   progress: Progress
   /** Given: a bad line is handed here and the import goes on. Not given: a bad line stops it (ImportLineError). */
   reject?: (rejected: RejectedLine) => Promise<void>
+  /** Each pet keeps the id its line carries; a pet stored already under that id is skipped. */
+  skipExisting?: boolean
 }
-export interface ImportSummary { imported: number, lines: number, batches: number, rejected: number }
+/** skipped: only when the import keeps ids, the pets already stored under their ids. */
+export interface ImportSummary { imported: number, skipped?: number, lines: number, batches: number, rejected: number }
 
 /** A line that is not a valid pet. Batches before it stay written; the message says how to resume. */
 export class ImportLineError extends Failure {
@@ -44,10 +48,14 @@ export class ImportLineError extends Failure {
 const validatePet = createValidatorCompiler()({ schema: { $ref: 'NewPet' } as object, httpPart: 'body', method: 'POST', url: '/v1/pets' }) as
   (data: unknown) => { value: NewPet } | { error: ApiError }
 
-function readPet (text: string): NewPet | string {
+/** The pet a line holds, checked like createPet's body; with withId its int64 `id` too. Else why not. */
+function readPet (text: string, withId: boolean): NewPet | Pet | string {
   try {
-    const result = validatePet(parseJsonBody(text))
-    if ('value' in result) return result.value
+    const value = parseJsonBody(text)
+    const id = withId ? idOf(value) : undefined
+    if (typeof id === 'string') return id
+    const result = validatePet(value)
+    if ('value' in result) return id === undefined ? result.value : { id, ...result.value }
     const { details, message } = result.error
     return details?.map((d) => `${d.field.replace(/^body\.?/, '') || 'the line'} ${d.message}`).join('; ') ?? message
   } catch (error) {
@@ -56,20 +64,56 @@ function readPet (text: string): NewPet | string {
   }
 }
 
+/** The id a line names for its pet, or why it cannot be one. */
+function idOf (value: unknown): bigint | string {
+  const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined
+  if (typeof id === 'bigint' && id >= 1n && id <= INT64_MAX) return id
+  return `id must be a whole number from 1 to ${INT64_MAX} (--skip-existing keeps the id of each line); got ${id === undefined ? 'none' : JSON.stringify(String(id))}`
+}
+
 export async function importPets (store: Store, input: Readable, options: ImportOptions): Promise<ImportSummary> {
-  const { batchSize, startLine, progress, reject } = options
-  let batch: NewPet[] = []
+  const { batchSize, startLine, progress, reject, skipExisting = false } = options
+  let batch: Array<NewPet | Pet> = []
+  // With skipExisting, the line of each pet in the batch: a refused pet is named by its line.
+  let batchLines: InputLine[] = []
+  let batchLineNumbers: number[] = []
   let lineNumber = 0
   let bytes = 0
   let imported = 0
+  let skipped = 0
   let batches = 0
   let rejected = 0
   let committedThrough = startLine - 1
+  const stop = (line: number, reason: string) => {
+    const kept = imported + skipped === 0
+      ? 'Nothing was imported.'
+      : `${imported + skipped} pets from lines ${startLine}–${committedThrough} were imported${skipped === 0 ? '' : ' or already there'}; nothing after line ${committedThrough}.`
+    return new ImportLineError(`line ${line}: ${reason}. ${kept} Fix line ${line}, then run again with --start-line ${committedThrough + 1}.`)
+  }
+  /** The batch with its ids: a refused pet is handed to reject and the rest tried again, or stops the import. */
+  const writeWithIds = async () => {
+    for (;;) {
+      const result = await store.insertPetsWithIds(batch as Pet[])
+      if (result.outcome === 'written') {
+        imported += result.inserted
+        skipped += result.skipped
+        return
+      }
+      if (!reject) throw stop(batchLineNumbers[result.index]!, result.reason)
+      rejected++
+      await reject({ line: batchLineNumbers[result.index]!, reason: result.reason, text: batchLines[result.index]!.text })
+      for (const list of [batch, batchLines, batchLineNumbers]) list.splice(result.index, 1)
+      if (batch.length === 0) return
+    }
+  }
   const flush = async () => {
     if (batch.length === 0) return
-    imported += await store.insertPets(batch)
+    if (skipExisting) await writeWithIds()
+    else imported += await store.insertPets(batch)
     batches++
     batch = []
+    batchLines = []
+    batchLineNumbers = []
     committedThrough = lineNumber
     // Once a transaction, not once a line: the bar shows committed pets, and the loop over lines
     // stays free of the bar's bookkeeping.
@@ -80,26 +124,25 @@ export async function importPets (store: Store, input: Readable, options: Import
       lineNumber++
       bytes += line.bytes
       if (lineNumber < startLine || (line.whole && line.text.trim() === '')) continue
-      const pet = line.whole ? readPet(line.text) : `the line is ${line.length} bytes, longer than the ${BODY_LIMIT_TEXT} createPet takes`
+      const pet = line.whole ? readPet(line.text, skipExisting) : `the line is ${line.length} bytes, longer than the ${BODY_LIMIT_TEXT} createPet takes`
       if (typeof pet === 'string' && reject) {
         rejected++
         await reject({ line: lineNumber, reason: pet, text: line.text })
         continue
       }
-      if (typeof pet === 'string') {
-        const kept = imported === 0
-          ? 'Nothing was imported.'
-          : `${imported} pets from lines ${startLine}–${committedThrough} were imported; nothing after line ${committedThrough}.`
-        throw new ImportLineError(`line ${lineNumber}: ${pet}. ${kept} Fix line ${lineNumber}, then run again with --start-line ${committedThrough + 1}.`)
-      }
+      if (typeof pet === 'string') throw stop(lineNumber, pet)
       batch.push(pet)
+      if (skipExisting) {
+        batchLines.push(line)
+        batchLineNumbers.push(lineNumber)
+      }
       if (batch.length >= batchSize) await flush()
     }
     await flush()
   } finally {
     progress.finish()
   }
-  return { imported, lines: lineNumber, batches, rejected }
+  return skipExisting ? { imported, skipped, lines: lineNumber, batches, rejected } : { imported, lines: lineNumber, batches, rejected }
 }
 
 /**

@@ -21,14 +21,15 @@ const PROCESS_IO: CommandIo = {
   stderr: process.stderr
 }
 
-export interface ImportCommandOptions { batchSize?: string, startLine?: string, rejects?: string, json?: boolean }
+export interface ImportCommandOptions { batchSize?: string, startLine?: string, rejects?: string, skipExisting?: boolean, json?: boolean }
 
 export function petsCommand (store: CommandStore, io: CommandIo = PROCESS_IO): Command {
   const pets = new Command('pets').description('Import and export pets as JSON Lines.').usage('<command> [options]')
   pets.command('import')
     .description(`Add the pets of a JSON Lines file (- for stdin), checked like createPet, N per transaction (default 500). A line over ${BODY_LIMIT_TEXT}, the largest body createPet takes, is a bad line. A bad line stops the import: batches before it stay, nothing of its batch is written. With --rejects, bad lines are written to FILE instead, every valid line is imported, and the exit code is 1 when any line was rejected.`)
-    .usage('FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]')
+    .usage('FILE.jsonl [--skip-existing] [--batch-size N] [--start-line N] [--rejects FILE] [--json]')
     .argument('[file]')
+    .option('--skip-existing', 'keep the id each line carries (as pets export writes it) and skip a line whose pet is stored already under that id, so that running the import again adds nothing; a new id must be above every id the store has assigned')
     .option('--batch-size <N>', 'pets per transaction, 1 to 10000 (default 500)')
     .option('--start-line <N>', 'the first line to read, to resume an import a bad line stopped (default 1)')
     .option('--rejects <FILE>', 'write each bad line to FILE as {"line":N,"reason":"…","text":"…"} and go on; text is only the first 256 bytes of a line over the limit')
@@ -63,10 +64,11 @@ export async function importFile (store: CommandStore, file: string | undefined,
     await s.migrate()
     const started = performance.now()
     const input = file === '-' ? io.stdin : createReadStream(file)
-    const summary = await importPets(s, input, { batchSize, startLine, progress: createProgress(io.stderr, size, 'pets'), reject: rejects?.write })
+    const summary = await importPets(s, input, { batchSize, startLine, progress: createProgress(io.stderr, size, 'pets'), reject: rejects?.write, skipExisting: options.skipExisting })
     const seconds = ((performance.now() - started) / 1000).toFixed(2)
     const rejected = options.rejects === undefined ? '' : `; ${count(summary.rejected, 'line')} rejected`
-    const line = `imported ${count(summary.imported, 'pet')} from ${count(summary.lines, 'line')} in ${count(summary.batches, 'transaction')} (${seconds} s)${rejected}`
+    const skipped = summary.skipped === undefined ? '' : ` (${count(summary.skipped, 'pet')} already there, skipped)`
+    const line = `imported ${count(summary.imported, 'pet')}${skipped} from ${count(summary.lines, 'line')} in ${count(summary.batches, 'transaction')} (${seconds} s)${rejected}`
     // With rejected lines the summary is still the answer; under --json the failure (exit 1) carries it.
     if (!options.json) io.stdout.write(`${line}\n`)
     if (summary.rejected > 0) throw new Failure(`${count(summary.rejected, 'line')} rejected, listed in ${options.rejects}`, 'lines_rejected', { ...summary })

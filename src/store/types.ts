@@ -1,6 +1,17 @@
 import type { NewPet, Pet, PetStatus } from '../contract/schemas.ts'
 import type { WriteStateListener } from './write-health.ts'
 
+/**
+ * written: the pets whose ids were new were stored with them; the others were already stored,
+ * exactly so, and were left alone (skipped).
+ * refused: nothing was written, because of pets[index]: its id holds another pet, or is new but
+ * not above the largest id the store has assigned (ids are never reused, and a new pet's id is
+ * above every earlier one, which the reply cache relies on).
+ */
+export type PetsWithIdsImport =
+  | { outcome: 'written', inserted: number, skipped: number }
+  | { outcome: 'refused', index: number, reason: string }
+
 export interface ListPetsOptions {
   limit: number
   status?: PetStatus
@@ -175,6 +186,11 @@ export interface Store {
   countApiKeys(): Promise<number>
   /** Adds the pets in one transaction: all of them, or on an error none. Returns how many were added. */
   insertPets(pets: NewPet[]): Promise<number>
+  /**
+   * Adds the pets with the ids they carry (`pets import --skip-existing`), in one transaction,
+   * leaving out those already stored as they are: see PetsWithIdsImport.
+   */
+  insertPetsWithIds(pets: Pet[]): Promise<PetsWithIdsImport>
   /**
    * Issues newKey with the old key's scope and lineage, linked to it (rotatedFrom), and sets the old key's expiry to oldExpiresAt (an
    * earlier expiry it already has is kept), in one transaction. Refused when the old key is not

@@ -97,7 +97,7 @@ test('a line that is not JSON, or not an object, is reported with its number and
 
 test('pets import and export refuse bad arguments with exit 2, and a missing file with exit 1', async (t) => {
   const { run } = await cliOnStore(t)
-  const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
+  const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--skip-existing] [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
   assert.deepEqual(await run('pets', 'import'), { code: 2, stdout: '', stderr: 'petstore pets import: expected the file to import (FILE.jsonl, or - for stdin)\n' + usage })
   assert.deepEqual(await run('pets', 'import', 'x.jsonl', '--batch-size', '0'), { code: 2, stdout: '', stderr: 'petstore pets import: --batch-size needs a whole number from 1 to 10000; got "0"\n' + usage })
   const folder = tempDir(t)
@@ -182,7 +182,7 @@ test('pets import --rejects with no bad line exits 0 and leaves the rejects file
 test('pets import --rejects refuses the imported file itself (exit 2) and a path it cannot write (exit 1), before importing anything', async (t) => {
   const { run, file, store } = await cliOnStore(t)
   const input = file('pets.jsonl', '{"name":"A","categoryId":1}\n')
-  const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
+  const usage = 'Usage: npm run --silent petstore -- pets import FILE.jsonl [--skip-existing] [--batch-size N] [--start-line N] [--rejects FILE] [--json]\n'
   assert.deepEqual(await run('pets', 'import', input, '--rejects', input), { code: 2, stdout: '', stderr: 'petstore pets import: --rejects needs a file other than the one imported\n' + usage })
   const unwritable = join(tempDir(t), 'missing', 'rejects.jsonl')
   assert.deepEqual(await run('pets', 'import', input, '--rejects', unwritable, '--json'), {
@@ -259,4 +259,56 @@ test('an over-long line is never held whole: importing a 256 MiB line keeps memo
   // Readable.from reads up to 16 chunks ahead of the importer, and a collection may leave a few
   // more: far below the 256 chunks that holding the line would keep.
   assert.ok(peak - before < 64 * chunk, `${(peak - before) / chunk} MiB of buffers held`)
+})
+
+test('pets import --skip-existing keeps the ids of an export, and run again adds nothing', async (t) => {
+  const source = await cliOnStore(t)
+  const pets = samplePets(12)
+  assert.equal((await source.run('pets', 'import', source.file('pets.jsonl', pets.map(asLine).join('')))).code, 0)
+  // Gaps, as in a store whose pets were not all kept: ids 2, 3, 5, … 12 of 12.
+  const exported = (await source.run('pets', 'export')).stdout.split('\n').filter((line, i) => line !== '' && i !== 0 && i !== 3).join('\n') + '\n'
+
+  const { run, file, store } = await cliOnStore(t)
+  const path = file('export.jsonl', exported)
+  const first = await run('pets', 'import', path, '--skip-existing', '--batch-size', '4', '--json')
+  assert.deepEqual(first, { code: 0, stdout: '{"imported":10,"skipped":0,"lines":10,"batches":3,"rejected":0}\n', stderr: '' })
+  assert.equal((await run('pets', 'export')).stdout, exported, 'every pet under the id it had')
+
+  const again = await run('pets', 'import', path, '--skip-existing')
+  assert.equal(again.code, 0, again.stderr)
+  assert.match(again.stdout, /^imported 0 pets \(10 pets already there, skipped\) from 10 lines in 1 transaction \(\d+\.\d\d s\)\n$/)
+  assert.equal(await store.countPets(), 10)
+  // The store goes on above the imported ids: a new pet never takes an id an import gave.
+  assert.equal((await store.createPet({ name: 'after', categoryId: 1n })).id, 13n)
+})
+
+test('pets import --skip-existing refuses a line whose id holds another pet, or is new below the largest id, or is missing', async (t) => {
+  const { run, file, store } = await cliOnStore(t)
+  const line = (id: number | string | undefined, name: string) => `{${id === undefined ? '' : `"id":${id},`}"name":"${name}","categoryId":1}`
+  assert.equal((await run('pets', 'import', file('first.jsonl', [line(5, 'A'), line(7, 'B')].join('\n') + '\n'), '--skip-existing')).code, 0)
+
+  const changed = await run('pets', 'import', file('changed.jsonl', [line(5, 'A'), line(7, 'Z'), line(9, 'C')].join('\n') + '\n'), '--skip-existing')
+  assert.deepEqual(changed, {
+    code: 1,
+    stdout: '',
+    stderr: 'petstore pets import: line 2: pet 7 is already stored with other values: name "B", categoryId 1, status none. ' +
+      'Nothing was imported. Fix line 2, then run again with --start-line 1.\n'
+  })
+  assert.deepEqual((await store.listPets({ limit: 10 })).map((pet) => [pet.id, pet.name]), [[5n, 'A'], [7n, 'B']], 'nothing of the refused batch was written')
+
+  const rejects = join(tempDir(t), 'rejects.jsonl')
+  const lines = [line(6, 'below'), line(8, 'D'), line(undefined, 'no id'), line('"9"', 'text id'), line(8, 'D')]
+  const mixed = await run('pets', 'import', file('mixed.jsonl', lines.join('\n') + '\n'), '--skip-existing', '--rejects', rejects, '--json')
+  assert.deepEqual({ ...mixed, stdout: JSON.parse(mixed.stdout) }, {
+    code: 1,
+    stdout: { imported: 1, skipped: 1, lines: 5, batches: 1, rejected: 3, error: { code: 'lines_rejected', message: `3 lines rejected, listed in ${rejects}` } },
+    stderr: `petstore pets import: 3 lines rejected, listed in ${rejects}\n`
+  })
+  const idRule = 'id must be a whole number from 1 to 9223372036854775807 (--skip-existing keeps the id of each line)'
+  assert.deepEqual(readFileSync(rejects, 'utf8').trimEnd().split('\n').map((text) => JSON.parse(text)), [
+    { line: 3, reason: `${idRule}; got none`, text: lines[2] },
+    { line: 4, reason: `${idRule}; got "9"`, text: lines[3] },
+    { line: 1, reason: 'id 6 is new but not above 7, the largest id the store has assigned; new ids only grow', text: lines[0] }
+  ])
+  assert.deepEqual((await store.listPets({ limit: 10 })).map((pet) => [pet.id, pet.name]), [[5n, 'A'], [7n, 'B'], [8n, 'D']])
 })

@@ -6,10 +6,11 @@ import { Connections } from './connections.ts'
 import { createPetIdempotently, deleteExpiredIdempotencyRecords } from './idempotency.ts'
 import { countApiKeys, createApiKey, listApiKeys, listKeyEvents, revokeApiKey, rotateApiKey, touchApiKey } from './keys.ts'
 import { migrate } from './migrate.ts'
+import { insertPetsWithIds } from './pets-with-ids.ts'
 import { parsePostgresUrl, type PostgresOptions } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
 import { PetInsertBatcher } from './writes.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PoolFigures, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PetsWithIdsImport, PoolFigures, Store } from '../types.ts'
 
 export type { PostgresOptions } from './pool.ts'
 
@@ -110,6 +111,10 @@ export class PostgresStore implements Store {
       ])
       return result.rowCount ?? 0
     }))
+  }
+
+  insertPetsWithIds (pets: Pet[]): Promise<PetsWithIdsImport> {
+    return this.#write(() => this.#db.insertTransaction((client) => insertPetsWithIds(client, pets)))
   }
 
   async findApiKeyByHash (hash: string): Promise<ApiKeyRecord | undefined> {

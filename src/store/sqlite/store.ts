@@ -3,13 +3,14 @@ import type { NewPet, Pet } from '../../contract/schemas.ts'
 import { StorageConditionError } from '../errors.ts'
 import { loadMigrations } from '../migrations.ts'
 import { WriteHealth, type WriteStateListener } from '../write-health.ts'
+import { planPetsWithIds } from '../pets-with-ids.ts'
 import { rollback, storageCondition } from './conditions.ts'
 import { openDatabase } from './open.ts'
 import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './pet-writer.ts'
 import { migrate } from './migrate.ts'
 import { createApiKey, listKeyEvents, revokeApiKey, rotateApiKey, type KeyConnection } from './keys.ts'
 import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './rows.ts'
-import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, Store } from '../types.ts'
+import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PetsWithIdsImport, Store } from '../types.ts'
 
 /** Where a sqlite: URL points; ':memory:' for an in-memory database. */
 export function sqlitePath (url: string): string {
@@ -213,6 +214,24 @@ export class SqliteStore implements Store {
       const insert = this.#statement('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
       for (const pet of pets) insert.run(pet.name, pet.categoryId, pet.status ?? null)
       return pets.length
+    }))
+  }
+
+  insertPetsWithIds (pets: Pet[]): Promise<PetsWithIdsImport> {
+    return this.#write(async () => this.#transaction((): PetsWithIdsImport => {
+      const get = this.#arrays(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`)
+      const stored = new Map<bigint, Pet>()
+      for (const { id } of pets) {
+        const row = get.get(id)
+        if (row) stored.set(id, petFromRow(row))
+      }
+      // AUTOINCREMENT keeps the largest id ever assigned here, also after that pet is gone.
+      const highest = this.#statement("SELECT coalesce(max(seq), 0) AS seq FROM sqlite_sequence WHERE name = 'pets'").get()?.seq
+      const plan = planPetsWithIds(pets, stored, int64(highest ?? 0n))
+      if ('outcome' in plan) return plan
+      const insert = this.#statement('INSERT INTO pets (id, name, category_id, status) VALUES (?, ?, ?, ?)')
+      for (const pet of plan.insert) insert.run(pet.id, pet.name, pet.categoryId, pet.status ?? null)
+      return { outcome: 'written', inserted: plan.insert.length, skipped: plan.skipped }
     }))
   }
 
