@@ -210,3 +210,50 @@ test('alone on a bind mount owned by uid 10001, --read-only with --cap-drop=ALL,
   await podman('stop', '--time', '20', names[1]!)
   assert.equal(await podman('inspect', names[1]!, '--format', '{{.State.ExitCode}}'), '0')
 })
+
+test('petstore backup runs inside the image while it serves: a checked 0600 copy on the volume, without a sqlite3 binary; restore is refused while it serves, and run in a container of its own once it is stopped gives the copy back', { timeout: 20 * 60_000 }, async (t) => {
+  const missing = missingTool()
+  if (missing) return skipOrFail(t, missing)
+  const suffix = randomBytes(4).toString('hex')
+  const image = `localhost/petstore:test-backup-${suffix}`
+  const name = `petstore-test-backup-${suffix}`
+  t.after(async () => {
+    await podman('rm', '--force', name).catch(() => {})
+    await podman('volume', 'rm', '--force', name).catch(() => {})
+    await podman('rmi', '--force', image).catch(() => {})
+  })
+  await buildImage(t, image)
+  const port = await freePort()
+  const origin = `http://127.0.0.1:${port}`
+  await podman('run', '--detach', '--name', name, '--network', 'host', '--env', `PORT=${port}`, '--env', 'HOST=127.0.0.1',
+    '--env', 'METRICS_PORT=0', '--volume', `${name}:/data`, image)
+  await waitReady(origin)
+  const key = await podman('exec', name, 'cat', KEY_FILE)
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const create = async (body: string) => {
+    const reply = await fetch(`${origin}/v1/pets`, { method: 'POST', headers, body })
+    assert.equal(reply.status, 201)
+    return await reply.json() as { id: number }
+  }
+  const kept = await create('{"name":"Kept","categoryId":5}')
+
+  assert.notEqual(spawnSync('podman', ['exec', name, 'sh', '-c', 'command -v sqlite3']).status, 0, 'the image has no sqlite3')
+  const backedUp = await podman('exec', name, 'node', 'src/cli.ts', 'backup', '/data/backups/petstore.db')
+  assert.match(backedUp, /^backed up sqlite:\/data\/petstore\.db to \/data\/backups\/petstore\.db \([\d.]+ KiB, mode 0600\): 1 pet, 1 key, migration \d+; integrity_check ok$/)
+  assert.equal(await podman('exec', name, 'stat', '-c', '%a %u:%g', '/data/backups', '/data/backups/petstore.db'), '700 10001:10001\n600 10001:10001')
+
+  const refused = await run('podman', ['exec', name, 'node', 'src/cli.ts', 'restore', '/data/backups/petstore.db']).then(() => undefined, (error: { code: number, stderr: string }) => error)
+  assert.deepEqual({ code: refused?.code, stderr: refused?.stderr }, {
+    code: 1,
+    stderr: 'petstore restore: DATABASE_URL sqlite:/data/petstore.db is open in another process (the service, or another command): stop it, then restore again; nothing was changed\n'
+  })
+
+  const later = await create('{"name":"After the backup","categoryId":6}')
+  await podman('stop', '--time', '20', name)
+  const restored = await podman('run', '--rm', '--volume', `${name}:/data`, '--entrypoint', 'node', image, 'src/cli.ts', 'restore', '/data/backups/petstore.db')
+  assert.match(restored, /^restored sqlite:\/data\/petstore\.db from \/data\/backups\/petstore\.db: 1 pet, 1 key, migration \d+; the database it replaced is kept at \/data\/petstore\.db\.before-restore-\d{8}T\d{6}Z \(mode 0600\)$/)
+  await podman('start', name)
+  await waitReady(origin)
+  const found = await Promise.all([kept, later].map(async (pet) => (await fetch(`${origin}/v1/pets/${pet.id}`, { headers })).status))
+  assert.deepEqual(found, [200, 404], 'the pet of the backup is back; the one created after it is gone')
+})
