@@ -116,7 +116,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(loadShedding, { maxEventLoopDelayMs: config.MAX_EVENT_LOOP_DELAY_MS, now })
   await app.register(replyCache, {
     store,
-    limits: { entries: config.ANSWER_CACHE_ENTRIES, maxBytes: config.ANSWER_CACHE_MAX_BYTES },
+    limits: { entries: config.REPLY_CACHE_ENTRIES, maxBytes: config.REPLY_CACHE_MAX_BYTES },
     counters: metrics.answerCache
   })
   const breaker = redis && redisBreaker(redis, { openMs: config.REDIS_BREAKER_MS, log: app.log, onChange: redisMetrics(metrics) })

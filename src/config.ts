@@ -19,8 +19,8 @@ export const ConfigSchema = Type.Object({
   SUNSET_DATE: Type.String({ format: 'date-time', default: '2030-12-05T00:00:00Z' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 10000 }),
   KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 1000 }),
-  ANSWER_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 }),
-  ANSWER_CACHE_MAX_BYTES: Type.Integer({ minimum: 0, default: 33554432 }),
+  REPLY_CACHE_ENTRIES: Type.Integer({ minimum: 0, default: 10000 }),
+  REPLY_CACHE_MAX_BYTES: Type.Integer({ minimum: 0, default: 33554432 }),
   SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, default: 5000 }),
   REDIS_KEY_PREFIX: Type.String({ minLength: 1, maxLength: 100, default: 'petstore:' }),
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
@@ -47,6 +47,15 @@ export type Config = Static<typeof ConfigSchema>
 
 export class ConfigError extends Error {}
 
+/**
+ * Settings read under an earlier name: the old name is still taken while the new one is unset,
+ * so an upgrade keeps the operator's value (renamedSettings says so, for the start-up log).
+ */
+const RENAMED: ReadonlyArray<[old: string, current: keyof Config]> = [
+  ['ANSWER_CACHE_ENTRIES', 'REPLY_CACHE_ENTRIES'],
+  ['ANSWER_CACHE_MAX_BYTES', 'REPLY_CACHE_MAX_BYTES']
+]
+
 // ajv's coercion takes " 80", "1e3", "0x50" and "-1" for numbers; a setting is digits or an error.
 const WHOLE_NUMBER = /^(0|[1-9]\d*)$/
 const INTEGER_NAMES = new Set(Object.entries(ConfigSchema.properties).flatMap(([name, schema]) => 'type' in schema && schema.type === 'integer' ? [name] : []))
@@ -68,6 +77,12 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
     if (INTEGER_NAMES.has(name) && !WHOLE_NUMBER.test(text)) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(text)}`)
     set[name] = text
   }
+  for (const { old, current, used } of renamedSettings(env)) {
+    if (!used) continue
+    const text = env[old]!
+    if (!WHOLE_NUMBER.test(text)) throw new ConfigError(`${old} must be a whole number, got ${JSON.stringify(text)}`)
+    set[current] = text
+  }
   const config = parse(set)
   // Trusting every hop takes the left-most X-Forwarded-For entry, which the client writes.
   if (typeof config.TRUST_PROXY === 'string' && config.TRUST_PROXY.toLowerCase() === 'true') {
@@ -85,6 +100,21 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
   if (config.PUBLIC_URL !== undefined) config.PUBLIC_URL = config.PUBLIC_URL.replace(/\/+$/, '')
   if (config.STAGING_URL !== undefined) config.STAGING_URL = config.STAGING_URL.replace(/\/+$/, '')
   return config
+}
+
+/** A setting set under its old name, and whether that value is used (it is unless the new name is set too). */
+export interface RenamedSetting { old: string, current: string, used: boolean, message: string }
+
+/** The settings of env set under an old name, each with the line to warn with at start. */
+export function renamedSettings (env: Record<string, string | undefined>): RenamedSetting[] {
+  return RENAMED.flatMap(([old, current]) => {
+    if (!env[old]) return []
+    const used = !env[current]
+    const message = used
+      ? `${old} is now named ${current}; the old name is still read while ${current} is unset`
+      : `${old} is now named ${current}, which is set too: ${old} is ignored`
+    return [{ old, current, used, message }]
+  })
 }
 
 /** env-schema applies the defaults and turns digits into numbers; its first error is reworded to name the variable. */

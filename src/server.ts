@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.ts'
 import { ensureFirstKey, firstKeyFile, firstKeyNotice } from './auth/first-key.ts'
-import { loadConfig, type Config } from './config.ts'
+import { loadConfig, renamedSettings, type Config } from './config.ts'
 import { batchedStdout } from './http/logging.ts'
 import { connectRedis } from './auth/redis.ts'
 import { metricsServer } from './ops/metrics-server.ts'
@@ -25,6 +25,7 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   // Which release last changed the schema, for a rollback (docs/operations.md).
   if (migrations.length > 0) app.log.info({ migrations }, 'migrations applied')
   if (firstKey) app.log[firstKey.level](firstKey.fields, firstKey.message)
+  for (const { old, current, message } of renamedSettings(env)) app.log.warn({ setting: old, renamedTo: current }, message)
   const metrics = metricsServer(app.metrics.registry)
   app.addHook('onClose', () => metrics.close())
   await app.listen({ port: config.PORT, host: config.HOST })

@@ -11,11 +11,11 @@ import { startServer, tempDir, type ServerProcess } from './processes.ts'
 /**
  * The answer cache bounds the server's memory in bytes: one key listing thousands of distinct
  * full pages of the longest multi-byte names (each page about 80 KB of UTF-8) from every
- * cursor leaves the process's resident memory within ANSWER_CACHE_MAX_BYTES (its default,
+ * cursor leaves the process's resident memory within REPLY_CACHE_MAX_BYTES (its default,
  * 32 MiB) of the same service serving the same requests with no cache at all. Both servers run
  * side by side, so the heap's own slack (V8 keeps freed pages mapped, and grows old space well
  * past its live size between major collections) is in both and cancels out. Without the byte
- * bound every page is kept (ANSWER_CACHE_ENTRIES is larger than PAGES): far more than the bound.
+ * bound every page is kept (REPLY_CACHE_ENTRIES is larger than PAGES): far more than the bound.
  */
 
 const PAGES = 2500
@@ -32,7 +32,7 @@ function rssOf (pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)![1]) * 1024
 }
 
-test('thousands of distinct full pages of long multi-byte names leave the server within ANSWER_CACHE_MAX_BYTES of the same server without a cache', async (t) => {
+test('thousands of distinct full pages of long multi-byte names leave the server within REPLY_CACHE_MAX_BYTES of the same server without a cache', async (t) => {
   const dir = tempDir(t)
   const url = `sqlite:${join(dir, 'pets.db')}`
   const store = await openStore(url)
@@ -45,7 +45,7 @@ test('thousands of distinct full pages of long multi-byte names leave the server
 
   const env = { DATABASE_URL: url, RATE_LIMIT_PER_MINUTE: '0' }
   // With npm start's Node options: how the heap grows around the cache is what operators run.
-  const [cached, uncached] = await Promise.all([startServer(t, env, START_FLAGS), startServer(t, { ...env, ANSWER_CACHE_MAX_BYTES: '0' }, START_FLAGS)])
+  const [cached, uncached] = await Promise.all([startServer(t, env, START_FLAGS), startServer(t, { ...env, REPLY_CACHE_MAX_BYTES: '0' }, START_FLAGS)])
   const headers = { authorization: `Bearer ${key}` }
 
   async function listEveryPage (server: ServerProcess): Promise<{ rss: number, pageBytes: number }> {

@@ -58,8 +58,8 @@ test('a first read of a full page is a miss and a second a hit; the last page, n
   ])
 })
 
-test('ANSWER_CACHE_ENTRIES=0 makes no lookup: hits and misses stay 0', async (t) => {
-  const api = await buildTestApp(t, { env: { ANSWER_CACHE_ENTRIES: '0' } })
+test('REPLY_CACHE_ENTRIES=0 makes no lookup: hits and misses stay 0', async (t) => {
+  const api = await buildTestApp(t, { env: { REPLY_CACHE_ENTRIES: '0' } })
   const [pet] = await seedPets(api.store, ['available', 'available', 'available'])
   for (let i = 0; i < 2; i++) {
     assert.equal((await status(api, `/v1/pets/${pet!.id}`)).status, 200)

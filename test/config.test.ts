@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { ConfigError, loadConfig, renamedSettings } from '../src/config.ts'
 
 const DEFAULTS = {
   PORT: 8080,
@@ -15,8 +15,8 @@ const DEFAULTS = {
   SUNSET_DATE: '2030-12-05T00:00:00Z',
   SHUTDOWN_TIMEOUT_MS: 10000,
   KEY_CACHE_TTL_MS: 1000,
-  ANSWER_CACHE_ENTRIES: 10000,
-  ANSWER_CACHE_MAX_BYTES: 33554432,
+  REPLY_CACHE_ENTRIES: 10000,
+  REPLY_CACHE_MAX_BYTES: 33554432,
   SHUTDOWN_DRAIN_MS: 5000,
   REDIS_KEY_PREFIX: 'petstore:',
   IDEMPOTENCY_TTL_HOURS: 24,
@@ -69,7 +69,7 @@ describe('loadConfig', () => {
       REDIS_TIMEOUT_MS: 400,
       SHUTDOWN_TIMEOUT_MS: 0,
       KEY_CACHE_TTL_MS: 0,
-      ANSWER_CACHE_ENTRIES: 0,
+      REPLY_CACHE_ENTRIES: 0,
       SHUTDOWN_DRAIN_MS: 0,
       IDEMPOTENCY_TTL_HOURS: 1,
       RATE_LIMIT_PER_MINUTE: 0,
@@ -85,7 +85,7 @@ describe('loadConfig', () => {
       MAX_CONNECTIONS_PER_ADDRESS: 0,
       FIRST_BYTE_TIMEOUT_MS: 500,
       METRICS_PORT: 0,
-      ANSWER_CACHE_MAX_BYTES: 0
+      REPLY_CACHE_MAX_BYTES: 0
     }
     const env = { ...text, ...Object.fromEntries(Object.entries(numbers).map(([name, value]) => [name, String(value)])), PATH: '/usr/bin' }
     assert.deepEqual(loadConfig(env), { ...text, ...numbers })
@@ -99,6 +99,24 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '300' }).FIRST_BYTE_TIMEOUT_MS, 300)
     assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '300', FIRST_BYTE_TIMEOUT_MS: '300' }).FIRST_BYTE_TIMEOUT_MS, 300)
     assert.throws(() => loadConfig({ HEADERS_TIMEOUT_MS: '300', FIRST_BYTE_TIMEOUT_MS: '2000' }), { message: 'FIRST_BYTE_TIMEOUT_MS must not exceed HEADERS_TIMEOUT_MS (got 2000 and 300)' })
+  })
+
+  test('a setting under its old name is still read while the new name is unset, with a warning naming the new one', () => {
+    const env = { ANSWER_CACHE_ENTRIES: '7', ANSWER_CACHE_MAX_BYTES: '4096' }
+    assert.deepEqual(loadConfig(env), { ...DEFAULTS, REPLY_CACHE_ENTRIES: 7, REPLY_CACHE_MAX_BYTES: 4096 })
+    assert.deepEqual(renamedSettings(env), [
+      { old: 'ANSWER_CACHE_ENTRIES', current: 'REPLY_CACHE_ENTRIES', used: true, message: 'ANSWER_CACHE_ENTRIES is now named REPLY_CACHE_ENTRIES; the old name is still read while REPLY_CACHE_ENTRIES is unset' },
+      { old: 'ANSWER_CACHE_MAX_BYTES', current: 'REPLY_CACHE_MAX_BYTES', used: true, message: 'ANSWER_CACHE_MAX_BYTES is now named REPLY_CACHE_MAX_BYTES; the old name is still read while REPLY_CACHE_MAX_BYTES is unset' }
+    ])
+  })
+
+  test('with both names set the new one wins and the warning says the old one is ignored; with neither, no warning', () => {
+    const env = { ANSWER_CACHE_ENTRIES: '7', REPLY_CACHE_ENTRIES: '0', ANSWER_CACHE_MAX_BYTES: '' }
+    assert.deepEqual(loadConfig(env), { ...DEFAULTS, REPLY_CACHE_ENTRIES: 0 })
+    assert.deepEqual(renamedSettings(env), [
+      { old: 'ANSWER_CACHE_ENTRIES', current: 'REPLY_CACHE_ENTRIES', used: false, message: 'ANSWER_CACHE_ENTRIES is now named REPLY_CACHE_ENTRIES, which is set too: ANSWER_CACHE_ENTRIES is ignored' }
+    ])
+    assert.deepEqual(renamedSettings({ REPLY_CACHE_ENTRIES: '7' }), [])
   })
 
   const TRUST_ANY = 'TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)'
@@ -120,6 +138,7 @@ describe('loadConfig', () => {
     [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX is invalid: must be >= 1 (got 0)'],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number, got "5s"'],
     [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"'],
+    [{ ANSWER_CACHE_ENTRIES: 'many' }, 'ANSWER_CACHE_ENTRIES must be a whole number, got "many"'],
     [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")'],
     [{ FIRST_BYTE_TIMEOUT_MS: '6000' }, 'FIRST_BYTE_TIMEOUT_MS must not exceed HEADERS_TIMEOUT_MS (got 6000 and 5000)'],
     [{ TRUST_PROXY: 'true' }, TRUST_ANY],

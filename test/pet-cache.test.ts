@@ -11,7 +11,7 @@ import { buildTestApp, createTestStore, injectChecked, issueKey, testConfig, typ
 /**
  * The answer cache, seen through the routes: a found pet and a full page are read from the
  * store once, anything that can still change (the last page, a 404) every time; at most
- * ANSWER_CACHE_ENTRIES answers of each kind and at most ANSWER_CACHE_MAX_BYTES together, the
+ * REPLY_CACHE_ENTRIES answers of each kind and at most REPLY_CACHE_MAX_BYTES together, the
  * least recently used dropped first; none at all where the store does not assign ids in commit
  * order.
  */
@@ -63,9 +63,9 @@ test('a full page is read from the store once; the last page every time, so it s
   assert.deepEqual(reads, { getPet: 0, listPets: 3 })
 })
 
-test('ANSWER_CACHE_ENTRIES=0 keeps nothing: every read goes to the store', async (t) => {
+test('REPLY_CACHE_ENTRIES=0 keeps nothing: every read goes to the store', async (t) => {
   const { reads, faults } = storeReads()
-  const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_ENTRIES: '0' } })
+  const api = await buildTestApp(t, { faults, env: { REPLY_CACHE_ENTRIES: '0' } })
   const [pet] = await seedPets(api.store, ['available', 'available', 'available'])
   for (let i = 0; i < 2; i++) {
     assert.equal((await get(api, `/v1/pets/${pet!.id}`)).status, 200)
@@ -74,9 +74,9 @@ test('ANSWER_CACHE_ENTRIES=0 keeps nothing: every read goes to the store', async
   assert.deepEqual(reads, { getPet: 2, listPets: 2 })
 })
 
-test('at most ANSWER_CACHE_ENTRIES found pets are kept, the least recently used dropped first', async (t) => {
+test('at most REPLY_CACHE_ENTRIES found pets are kept, the least recently used dropped first', async (t) => {
   const { reads, faults } = storeReads()
-  const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_ENTRIES: '2' } })
+  const api = await buildTestApp(t, { faults, env: { REPLY_CACHE_ENTRIES: '2' } })
   const [a, b, c] = await seedPets(api.store, [undefined, undefined, undefined])
   const readsFor = async (pet: typeof a) => {
     const before = reads.getPet
@@ -95,10 +95,10 @@ async function seedLongNames (store: Store, count: number) {
   return pets
 }
 
-test('many distinct full pages of long multi-byte names are kept within ANSWER_CACHE_MAX_BYTES, not only within ANSWER_CACHE_ENTRIES', async (t) => {
+test('many distinct full pages of long multi-byte names are kept within REPLY_CACHE_MAX_BYTES, not only within REPLY_CACHE_ENTRIES', async (t) => {
   const { reads, faults } = storeReads()
   const MAX_BYTES = 200_000
-  const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_MAX_BYTES: String(MAX_BYTES) } })
+  const api = await buildTestApp(t, { faults, env: { REPLY_CACHE_MAX_BYTES: String(MAX_BYTES) } })
   const pets = await seedLongNames(api.store, 45)
   // 30 distinct full pages of 10 pets, one from each cursor, then read again newest first: the
   // hits are the pages still kept.
@@ -125,16 +125,16 @@ test('many distinct full pages of long multi-byte names are kept within ANSWER_C
   assert.ok(keptBytes + sizes[0]! * 2 > MAX_BYTES / 2, `${kept} pages kept: far fewer than the bound holds`)
 })
 
-test('an answer larger than the whole ANSWER_CACHE_MAX_BYTES is not kept, and ANSWER_CACHE_MAX_BYTES=0 keeps nothing', async (t) => {
+test('an answer larger than the whole REPLY_CACHE_MAX_BYTES is not kept, and REPLY_CACHE_MAX_BYTES=0 keeps nothing', async (t) => {
   for (const maxBytes of ['4000', '0']) {
     const { reads, faults } = storeReads()
-    const api = await buildTestApp(t, { faults, env: { ANSWER_CACHE_MAX_BYTES: maxBytes } })
+    const api = await buildTestApp(t, { faults, env: { REPLY_CACHE_MAX_BYTES: maxBytes } })
     const [pet] = await seedLongNames(api.store, 12)
     for (let i = 0; i < 2; i++) {
       assert.ok((await get(api, '/v1/pets?limit=10')).link !== undefined)
       assert.equal((await get(api, `/v1/pets/${pet!.id}`)).status, 200)
     }
-    assert.deepEqual(reads, maxBytes === '0' ? { getPet: 2, listPets: 2 } : { getPet: 1, listPets: 2 }, `ANSWER_CACHE_MAX_BYTES=${maxBytes}`)
+    assert.deepEqual(reads, maxBytes === '0' ? { getPet: 2, listPets: 2 } : { getPet: 1, listPets: 2 }, `REPLY_CACHE_MAX_BYTES=${maxBytes}`)
   }
 })
 
@@ -171,7 +171,7 @@ test('a store that does not assign ids in commit order gets no cache: every read
 })
 
 /** The refusal of a route that changes pets, as the app words it. */
-const changesPets = (route: string, cached: string) => new Error(`${route} changes pets while the reply cache keeps replies of ${cached} as final (src/pets/reply-cache.ts), so instances would go on sending the pet as it was; make the cache forget a pet that changes, or start with ANSWER_CACHE_ENTRIES=0`)
+const changesPets = (route: string, cached: string) => new Error(`${route} changes pets while the reply cache keeps replies of ${cached} as final (src/pets/reply-cache.ts), so instances would go on sending the pet as it was; make the cache forget a pet that changes, or start with REPLY_CACHE_ENTRIES=0`)
 
 test('while the cache is on, the app refuses a route that changes pets, naming it: kept replies would go stale', async (t) => {
   const { app } = await buildTestApp(t)
@@ -188,7 +188,7 @@ test('while the cache is on, the app refuses a route that changes pets, naming i
 })
 
 test('with the cache off, a route that changes pets is let in', async (t) => {
-  const { app } = await buildTestApp(t, { env: { ANSWER_CACHE_ENTRIES: '0' } })
+  const { app } = await buildTestApp(t, { env: { REPLY_CACHE_ENTRIES: '0' } })
   app.post('/v1/pets/:petId/rename', { config: { changesPets: true } }, async () => ({ renamed: true }))
   const res = await app.inject({ method: 'POST', url: '/v1/pets/1/rename' })
   assert.deepEqual([res.statusCode, res.json()], [200, { renamed: true }])

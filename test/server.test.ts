@@ -37,13 +37,17 @@ describe('the server process, end to end over real HTTP', () => {
     const migrated = (server: ServerProcess) => logLines(server).filter((line) => line.msg === 'migrations applied').map((line) => line.migrations)
     assert.deepEqual(migrated(first), [loadMigrations('sqlite').map(({ version, name }) => `${String(version).padStart(3, '0')}-${name}`)])
 
-    const second = await startServer(t, { DATABASE_URL: databaseUrl })
+    // An upgrade that still sets a setting under its old name: read, and one warning at start.
+    const second = await startServer(t, { DATABASE_URL: databaseUrl, ANSWER_CACHE_ENTRIES: '5' })
     assert.doesNotMatch(second.stderr(), /first API key/)
     const listed = await fetch(`${second.url}/v1/pets`, { headers: { authorization } })
     assert.equal(listed.status, 200, 'the first key still works')
     assert.equal(await listed.text(), `[${body}]`)
     await stopProcess(second.child)
     assert.deepEqual(migrated(second), [], 'the second start applies nothing and says nothing of it')
+    const renamed = (server: ServerProcess) => logLines(server).filter((line) => 'renamedTo' in line).map(({ level, setting, renamedTo, msg }) => ({ level, setting, renamedTo, msg }))
+    assert.deepEqual(renamed(first), [])
+    assert.deepEqual(renamed(second), [{ level: 40, setting: 'ANSWER_CACHE_ENTRIES', renamedTo: 'REPLY_CACHE_ENTRIES', msg: 'ANSWER_CACHE_ENTRIES is now named REPLY_CACHE_ENTRIES; the old name is still read while REPLY_CACHE_ENTRIES is unset' }])
     const keys = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
     assert.deepEqual(JSON.parse(keys.stdout).map((k: { name: string }) => k.name), ['first key'])
   })

@@ -128,7 +128,7 @@ async function scale () {
       stores.push(prepared)
       const startups = await startupTimes(prepared)
       const service = await start(`service@${size}`, serviceEnv(prepared.databaseUrl))
-      const uncached = await start(`uncached@${size}`, { ...serviceEnv(prepared.databaseUrl), ANSWER_CACHE_ENTRIES: '0' })
+      const uncached = await start(`uncached@${size}`, { ...serviceEnv(prepared.databaseUrl), REPLY_CACHE_ENTRIES: '0' })
       servers.push({ size, prepared, service, uncached })
       extra.push(`${size} pets: ready after spawn in ${fmt(median(startups))} ms, median of ${startups.length} starts (${startups.map((ms) => fmt(ms)).join(', ')})`)
       await measure(service, SCALE_SCENARIOS[0]!, size, prepared.key, 1)

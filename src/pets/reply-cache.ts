@@ -28,7 +28,7 @@ export interface KeptReplies<K, V> {
   set (key: K, value: V): void
 }
 
-/** ANSWER_CACHE_ENTRIES and ANSWER_CACHE_MAX_BYTES; either at 0 turns the caches off. */
+/** REPLY_CACHE_ENTRIES and REPLY_CACHE_MAX_BYTES; either at 0 turns the caches off. */
 export interface ReplyCacheLimits {
   /** Replies each cache keeps at most. */
   entries: number
@@ -119,7 +119,7 @@ function refuseRoutesThatChangePets (app: FastifyInstance) {
     const changing = [route.method].flat().filter((method) => CHANGING_METHODS.has(method))
     const underCached = [...cacheable].some((url) => route.url === url || route.url.startsWith(`${url}/`))
     if (cacheable.size === 0 || !(route.config?.changesPets || (changing.length > 0 && underCached))) return
-    throw new Error(`${[route.method].flat().join(', ')} ${route.url} changes pets while the reply cache keeps replies of ${[...cacheable].join(' and ')} as final (src/pets/reply-cache.ts), so instances would go on sending the pet as it was; make the cache forget a pet that changes, or start with ANSWER_CACHE_ENTRIES=0`)
+    throw new Error(`${[route.method].flat().join(', ')} ${route.url} changes pets while the reply cache keeps replies of ${[...cacheable].join(' and ')} as final (src/pets/reply-cache.ts), so instances would go on sending the pet as it was; make the cache forget a pet that changes, or start with REPLY_CACHE_ENTRIES=0`)
   }
   app.addHook('onRoute', (route) => {
     if (route.config?.refusesOnly) return
