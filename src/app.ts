@@ -117,7 +117,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
   await app.register(replyCache, {
     store,
     limits: { entries: config.REPLY_CACHE_ENTRIES, maxBytes: config.REPLY_CACHE_MAX_BYTES },
-    counters: metrics.answerCache
+    counters: metrics.replyCache
   })
   const breaker = redis && redisBreaker(redis, { openMs: config.REDIS_BREAKER_MS, log: app.log, onChange: redisMetrics(metrics) })
   const limits = rateLimits({

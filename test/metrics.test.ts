@@ -67,9 +67,9 @@ test('every metric of the service is exposed with its help text and type', async
   const text = await scrape(app)
   const own = text.split('\n').filter((line) => /^# (HELP|TYPE) (http_|petstore_)/.test(line))
   assert.deepEqual(own, [
-    '# HELP http_requests_total HTTP requests answered, by route template, method and status.',
+    '# HELP http_requests_total HTTP requests replied to, by route template, method and status.',
     '# TYPE http_requests_total counter',
-    '# HELP http_request_duration_seconds Time from receiving a request to sending its answer, by route template, method and status.',
+    '# HELP http_request_duration_seconds Time from receiving a request to sending its reply, by route template, method and status.',
     '# TYPE http_request_duration_seconds histogram',
     '# HELP petstore_pets_created_total Pets added through createPet (idempotent replays not counted).',
     '# TYPE petstore_pets_created_total counter',
@@ -79,14 +79,14 @@ test('every metric of the service is exposed with its help text and type', async
     '# TYPE petstore_rate_limited_total counter',
     '# HELP petstore_store_query_duration_seconds Time spent in store calls, by store operation and outcome (ok or error).',
     '# TYPE petstore_store_query_duration_seconds histogram',
-    '# HELP petstore_ready Whether the instance is ready (1) or not (0), as /readyz answers; kept current on a timer.',
+    '# HELP petstore_ready Whether the instance is ready (1) or not (0), as /readyz replies; kept current on a timer.',
     '# TYPE petstore_ready gauge',
     '# HELP petstore_build_info Always 1; the labels name the version, the Node.js version and the store.',
     '# TYPE petstore_build_info gauge',
-    '# HELP petstore_answer_cache_hits_total Answers sent from the answer cache, by cache (pet or list).',
-    '# TYPE petstore_answer_cache_hits_total counter',
-    '# HELP petstore_answer_cache_misses_total Answer cache lookups that found nothing and went to the store, by cache (pet or list).',
-    '# TYPE petstore_answer_cache_misses_total counter',
+    '# HELP petstore_reply_cache_hits_total Replies sent from the reply cache, by cache (pet or list).',
+    '# TYPE petstore_reply_cache_hits_total counter',
+    '# HELP petstore_reply_cache_misses_total Reply cache lookups that found nothing and went to the store, by cache (pet or list).',
+    '# TYPE petstore_reply_cache_misses_total counter',
     "# HELP petstore_memory_limit_bytes Memory the process may use before it is killed: its cgroup (container) limit, else the machine's memory.",
     '# TYPE petstore_memory_limit_bytes gauge'
   ])
@@ -215,7 +215,7 @@ test('each app counts only its own requests', async (t) => {
   assert.equal(sample(await scrape(first.app), 'petstore_auth_failures_total'), 1)
 })
 
-test('rate-limited answers (429) are counted', async (t) => {
+test('rate-limited replies (429) are counted', async (t) => {
   const { app } = await buildTestApp(t)
   app.get('/limited-for-test', async (_request, reply) => reply.code(429).send({ code: 'rate_limited', message: 'slow down', status: 429 }))
   await app.inject({ url: '/limited-for-test' })
@@ -237,7 +237,7 @@ test('store failures are timed with outcome="error"', async (t) => {
   assert.match(failed[0]!, /^petstore_store_query_duration_seconds_count\{operation="\w+",outcome="error"\} 1$/)
 })
 
-test('/metrics is served on the metrics listener only: the API port answers 404, as for any unknown path', async (t) => {
+test('/metrics is served on the metrics listener only: the API port replies 404, as for any unknown path', async (t) => {
   const { app } = await buildTestApp(t)
   const document = JSON.parse((await app.inject({ url: '/v1/openapi.json' })).body)
   assert.deepEqual(Object.keys(document.paths), ['/pets', '/pets/{petId}'])
@@ -248,7 +248,7 @@ test('/metrics is served on the metrics listener only: the API port answers 404,
   assert.deepEqual((await app.inject({ url: '/metrics' })).json(), { code: 'not_found', message: 'No route for GET /metrics.', status: 404 })
 })
 
-test('the metrics listener: GET builds the exposition, HEAD answers its headers without building it, other methods 405 and other paths 404', async (t) => {
+test('the metrics listener: GET builds the exposition, HEAD replies with its headers without building it, other methods 405 and other paths 404', async (t) => {
   const { app } = await buildTestApp(t)
   const listener = metricsListenerOf(app)
   const builds = t.mock.method(app.metrics.registry, 'metrics')
@@ -282,7 +282,7 @@ test('a sweep of every method Node accepts over a dozen paths leaves the series 
   assert.ok(requests > 700, `${requests} requests`)
   const text = await scrape(app)
   const requestSeries = text.split('\n').filter((line) => line.startsWith('http_requests_total{'))
-  // About a dozen routes, eight method values and the statuses they answer with.
+  // About a dozen routes, eight method values and the statuses they reply with.
   assert.ok(requestSeries.length <= 120, `${requestSeries.length} series of http_requests_total`)
   const samples = text.split('\n').filter((line) => line !== '' && !line.startsWith('#'))
   assert.ok(samples.length <= 2200, `${samples.length} samples in the exposition`)

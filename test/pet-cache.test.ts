@@ -9,9 +9,9 @@ import { nextPath, seedPets } from './api-steps.ts'
 import { buildTestApp, createTestStore, injectChecked, issueKey, testConfig, type TestApp } from './helpers.ts'
 
 /**
- * The answer cache, seen through the routes: a found pet and a full page are read from the
+ * The reply cache, seen through the routes: a found pet and a full page are read from the
  * store once, anything that can still change (the last page, a 404) every time; at most
- * REPLY_CACHE_ENTRIES answers of each kind and at most REPLY_CACHE_MAX_BYTES together, the
+ * REPLY_CACHE_ENTRIES replies of each kind and at most REPLY_CACHE_MAX_BYTES together, the
  * least recently used dropped first; none at all where the store does not assign ids in commit
  * order.
  */
@@ -30,7 +30,7 @@ async function get (api: Pick<TestApp, 'inject' | 'auth'>, url: string) {
   return { status: res.statusCode, body: res.body, link: res.headers.link }
 }
 
-test('a found pet is read from the store once, then answered from the cache with the same body', async (t) => {
+test('a found pet is read from the store once, then served from the cache with the same body', async (t) => {
   const { reads, faults } = storeReads()
   const api = await buildTestApp(t, { faults })
   const [pet] = await seedPets(api.store, ['sold'])
@@ -125,7 +125,7 @@ test('many distinct full pages of long multi-byte names are kept within REPLY_CA
   assert.ok(keptBytes + sizes[0]! * 2 > MAX_BYTES / 2, `${kept} pages kept: far fewer than the bound holds`)
 })
 
-test('an answer larger than the whole REPLY_CACHE_MAX_BYTES is not kept, and REPLY_CACHE_MAX_BYTES=0 keeps nothing', async (t) => {
+test('a reply larger than the whole REPLY_CACHE_MAX_BYTES is not kept, and REPLY_CACHE_MAX_BYTES=0 keeps nothing', async (t) => {
   for (const maxBytes of ['4000', '0']) {
     const { reads, faults } = storeReads()
     const api = await buildTestApp(t, { faults, env: { REPLY_CACHE_MAX_BYTES: maxBytes } })

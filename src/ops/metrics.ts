@@ -18,12 +18,12 @@ export interface Metrics {
   rateLimited: Counter
   /** petstore_store_query_duration_seconds, by operation and outcome. */
   storeDuration: StoreDurations
-  /** 1 while /readyz would answer 200, else 0 (src/ops/health.ts keeps it current). */
+  /** 1 while /readyz would reply 200, else 0 (src/ops/health.ts keeps it current). */
   ready: Gauge
   /** Always 1; its labels say what runs: version, Node and store. */
   buildInfo: Gauge<'version' | 'node' | 'store'>
-  /** The answer cache's lookups, by cache: a lookup adds one to a plain number. */
-  answerCache: ReplyCacheCounters
+  /** The reply cache's lookups, by cache: a lookup adds one to a plain number. */
+  replyCache: ReplyCacheCounters
 }
 
 let processRegistry: Registry | undefined
@@ -45,8 +45,8 @@ export function createMetrics (store: Store['kind']): Metrics {
   const own = new Registry()
   const registers = [own]
   const http = new RequestMetrics(
-    { name: 'http_requests_total', help: 'HTTP requests answered, by route template, method and status.' },
-    { name: 'http_request_duration_seconds', help: 'Time from receiving a request to sending its answer, by route template, method and status.' },
+    { name: 'http_requests_total', help: 'HTTP requests replied to, by route template, method and status.' },
+    { name: 'http_request_duration_seconds', help: 'Time from receiving a request to sending its reply, by route template, method and status.' },
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
   )
   const storeDuration = new StoreDurations(
@@ -64,21 +64,21 @@ export function createMetrics (store: Store['kind']): Metrics {
     petsCreated,
     authFailures,
     rateLimited,
-    ready: new Gauge({ name: 'petstore_ready', help: 'Whether the instance is ready (1) or not (0), as /readyz answers; kept current on a timer.', registers }),
+    ready: new Gauge({ name: 'petstore_ready', help: 'Whether the instance is ready (1) or not (0), as /readyz replies; kept current on a timer.', registers }),
     buildInfo: new Gauge({ name: 'petstore_build_info', help: 'Always 1; the labels name the version, the Node.js version and the store.', labelNames: ['version', 'node', 'store'], registers })
   }
   metrics.buildInfo.labels(packageJson.version, process.version, store).set(1)
-  const answerCache = answerCacheCounters(own)
+  const replyCache = replyCacheCounters(own)
   // Merged once every metric is in `own`: the merged registry takes the metrics it finds.
-  return { registry: Registry.merge([own, processMetrics()]), http, storeDuration, ...metrics, answerCache }
+  return { registry: Registry.merge([own, processMetrics()]), http, storeDuration, ...metrics, replyCache }
 }
 
 /**
- * The hit and miss counters of each answer cache. A lookup adds one to a plain number;
+ * The hit and miss counters of each reply cache. A lookup adds one to a plain number;
  * prom-client's Counter takes the sums when /metrics is read (its collect callback), so a lookup
  * does not pay for prom-client's label check and hash (see series-metrics.ts).
  */
-function answerCacheCounters (registry: Registry): Metrics['answerCache'] {
+function replyCacheCounters (registry: Registry): Metrics['replyCache'] {
   const counts: Record<keyof ReplyCacheCounters, { hit: number, miss: number }> = { pet: { hit: 0, miss: 0 }, list: { hit: 0, miss: 0 } }
   const caches = Object.keys(counts) as Array<keyof ReplyCacheCounters>
   const labelNames = ['cache'] as const
@@ -90,8 +90,8 @@ function answerCacheCounters (registry: Registry): Metrics['answerCache'] {
       counts[cache][outcome] = 0
     }
   }
-  const hits = { name: 'petstore_answer_cache_hits_total', help: 'Answers sent from the answer cache, by cache (pet or list).' }
-  const misses = { name: 'petstore_answer_cache_misses_total', help: 'Answer cache lookups that found nothing and went to the store, by cache (pet or list).' }
+  const hits = { name: 'petstore_reply_cache_hits_total', help: 'Replies sent from the reply cache, by cache (pet or list).' }
+  const misses = { name: 'petstore_reply_cache_misses_total', help: 'Reply cache lookups that found nothing and went to the store, by cache (pet or list).' }
   for (const [text, outcome] of [[hits, 'hit'], [misses, 'miss']] as const) {
     registry.registerMetric(new Counter({ ...text, labelNames, registers: [], collect: takeCounts(outcome) }))
   }
@@ -109,8 +109,8 @@ function answerCacheCounters (registry: Registry): Metrics['answerCache'] {
  */
 export function redisMetrics ({ registry }: Pick<Metrics, 'registry'>): (state: 'up' | 'down') => void {
   const registers = [registry]
-  const up = new Gauge({ name: 'petstore_redis_up', help: '1 while rate limits are counted in Redis; 0 while Redis does not answer and requests pass uncounted.', registers })
-  const opened = new Counter({ name: 'petstore_redis_breaker_opened_total', help: 'Times Redis stopped answering and rate limits stopped being counted.', registers })
+  const up = new Gauge({ name: 'petstore_redis_up', help: '1 while rate limits are counted in Redis; 0 while Redis does not reply and requests pass uncounted.', registers })
+  const opened = new Counter({ name: 'petstore_redis_breaker_opened_total', help: 'Times Redis stopped replying and rate limits stopped being counted.', registers })
   up.set(1)
   return (state) => {
     up.set(state === 'up' ? 1 : 0)
@@ -132,10 +132,10 @@ declare module 'fastify' {
  */
 const COUNTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
 
-/** Counts every answer by route template (never the raw URL, which would grow without bound). */
+/** Counts every reply by route template (never the raw URL, which would grow without bound). */
 export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }) {
   app.decorate('metrics', metrics)
-  // Callback form, as the other hooks every answer runs (http/logging.ts): no promise per answer.
+  // Callback form, as the other hooks every reply runs (http/logging.ts): no promise per reply.
   app.addHook('onResponse', (request, reply, done) => {
     const route = routeTemplateOf(request) ?? 'unmatched'
     const status = reply.statusCode

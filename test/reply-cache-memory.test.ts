@@ -9,7 +9,7 @@ import { issueKey } from './helpers.ts'
 import { startServer, tempDir, type ServerProcess } from './processes.ts'
 
 /**
- * The answer cache bounds the server's memory in bytes: one key listing thousands of distinct
+ * The reply cache bounds the server's memory in bytes: one key listing thousands of distinct
  * full pages of the longest multi-byte names (each page about 80 KB of UTF-8) from every
  * cursor leaves the process's resident memory within REPLY_CACHE_MAX_BYTES (its default,
  * 32 MiB) of the same service serving the same requests with no cache at all. Both servers run

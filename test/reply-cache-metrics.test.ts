@@ -5,15 +5,15 @@ import { buildTestApp, type TestApp } from './helpers.ts'
 import { scrape } from './scrape.ts'
 
 /**
- * petstore_answer_cache_hits_total and _misses_total, by cache: `pet` for found pets (getPet),
+ * petstore_reply_cache_hits_total and _misses_total, by cache: `pet` for found pets (getPet),
  * `list` for full pages (listPets). A lookup that finds nothing is a miss, whether or not its
- * answer is then kept; with no cache no lookup is made and both stay 0.
+ * reply is then kept; with no cache no lookup is made and both stay 0.
  */
 
-/** The answer cache's sample lines of /metrics, in the order of the exposition. */
+/** The reply cache's sample lines of /metrics, in the order of the exposition. */
 async function cacheLines (api: Pick<TestApp, 'app'>): Promise<string[]> {
   const text = await scrape(api.app)
-  return text.split('\n').filter((line) => line.startsWith('petstore_answer_cache_'))
+  return text.split('\n').filter((line) => line.startsWith('petstore_reply_cache_'))
 }
 
 async function status (api: Pick<TestApp, 'inject' | 'auth'>, url: string) {
@@ -25,20 +25,20 @@ test('a first get of a pet is a miss and a second a hit; a 404 is a miss every t
   const api = await buildTestApp(t)
   const [pet] = await seedPets(api.store, ['available'])
   assert.deepEqual(await cacheLines(api), [
-    'petstore_answer_cache_hits_total{cache="pet"} 0',
-    'petstore_answer_cache_hits_total{cache="list"} 0',
-    'petstore_answer_cache_misses_total{cache="pet"} 0',
-    'petstore_answer_cache_misses_total{cache="list"} 0'
+    'petstore_reply_cache_hits_total{cache="pet"} 0',
+    'petstore_reply_cache_hits_total{cache="list"} 0',
+    'petstore_reply_cache_misses_total{cache="pet"} 0',
+    'petstore_reply_cache_misses_total{cache="list"} 0'
   ])
   assert.equal((await status(api, `/v1/pets/${pet!.id}`)).status, 200)
   assert.equal((await status(api, `/v1/pets/${pet!.id}`)).status, 200)
   assert.equal((await status(api, '/v1/pets/424242')).status, 404)
   assert.equal((await status(api, '/v1/pets/424242')).status, 404)
   assert.deepEqual(await cacheLines(api), [
-    'petstore_answer_cache_hits_total{cache="pet"} 1',
-    'petstore_answer_cache_hits_total{cache="list"} 0',
-    'petstore_answer_cache_misses_total{cache="pet"} 3',
-    'petstore_answer_cache_misses_total{cache="list"} 0'
+    'petstore_reply_cache_hits_total{cache="pet"} 1',
+    'petstore_reply_cache_hits_total{cache="list"} 0',
+    'petstore_reply_cache_misses_total{cache="pet"} 3',
+    'petstore_reply_cache_misses_total{cache="list"} 0'
   ])
 })
 
@@ -51,10 +51,10 @@ test('a first read of a full page is a miss and a second a hit; the last page, n
   assert.equal((await status(api, last)).status, 200)
   assert.equal((await status(api, last)).status, 200)
   assert.deepEqual(await cacheLines(api), [
-    'petstore_answer_cache_hits_total{cache="pet"} 0',
-    'petstore_answer_cache_hits_total{cache="list"} 1',
-    'petstore_answer_cache_misses_total{cache="pet"} 0',
-    'petstore_answer_cache_misses_total{cache="list"} 3'
+    'petstore_reply_cache_hits_total{cache="pet"} 0',
+    'petstore_reply_cache_hits_total{cache="list"} 1',
+    'petstore_reply_cache_misses_total{cache="pet"} 0',
+    'petstore_reply_cache_misses_total{cache="list"} 3'
   ])
 })
 
@@ -66,10 +66,10 @@ test('REPLY_CACHE_ENTRIES=0 makes no lookup: hits and misses stay 0', async (t) 
     assert.equal((await status(api, '/v1/pets?limit=2')).status, 200)
   }
   assert.deepEqual(await cacheLines(api), [
-    'petstore_answer_cache_hits_total{cache="pet"} 0',
-    'petstore_answer_cache_hits_total{cache="list"} 0',
-    'petstore_answer_cache_misses_total{cache="pet"} 0',
-    'petstore_answer_cache_misses_total{cache="list"} 0'
+    'petstore_reply_cache_hits_total{cache="pet"} 0',
+    'petstore_reply_cache_hits_total{cache="list"} 0',
+    'petstore_reply_cache_misses_total{cache="pet"} 0',
+    'petstore_reply_cache_misses_total{cache="list"} 0'
   ])
 })
 
@@ -79,15 +79,15 @@ test('each app counts only its own cache lookups', async (t) => {
   const [pet] = await seedPets(first.store, ['available'])
   assert.equal((await status(first, `/v1/pets/${pet!.id}`)).status, 200)
   assert.deepEqual(await cacheLines(first), [
-    'petstore_answer_cache_hits_total{cache="pet"} 0',
-    'petstore_answer_cache_hits_total{cache="list"} 0',
-    'petstore_answer_cache_misses_total{cache="pet"} 1',
-    'petstore_answer_cache_misses_total{cache="list"} 0'
+    'petstore_reply_cache_hits_total{cache="pet"} 0',
+    'petstore_reply_cache_hits_total{cache="list"} 0',
+    'petstore_reply_cache_misses_total{cache="pet"} 1',
+    'petstore_reply_cache_misses_total{cache="list"} 0'
   ])
   assert.deepEqual(await cacheLines(second), [
-    'petstore_answer_cache_hits_total{cache="pet"} 0',
-    'petstore_answer_cache_hits_total{cache="list"} 0',
-    'petstore_answer_cache_misses_total{cache="pet"} 0',
-    'petstore_answer_cache_misses_total{cache="list"} 0'
+    'petstore_reply_cache_hits_total{cache="pet"} 0',
+    'petstore_reply_cache_hits_total{cache="list"} 0',
+    'petstore_reply_cache_misses_total{cache="pet"} 0',
+    'petstore_reply_cache_misses_total{cache="list"} 0'
   ])
 })
