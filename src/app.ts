@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { Redis } from 'ioredis'
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './http/client-errors.ts'
 import type { Config } from './config.ts'
-import { connectionOptions, limitConnections } from './http/connections.ts'
+import { connectionOptions, limitConnections } from './http/client-connections.ts'
 import { errorHandler, notFoundBeforeBody, notFoundHandler } from './http/errors.ts'
 import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'

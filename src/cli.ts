@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { backupCommand, restoreCommand } from './cli/backup.ts'
-import { keysCommand } from './cli/keys.ts'
+import { keysCommand } from './cli/keys-command.ts'
 import { helpLayout, Refusal, reportError } from './cli/output.ts'
 import { petsCommand } from './cli/pets.ts'
 import { probeCommand } from './cli/probe.ts'
 import { migrateCommand, serveCommand } from './cli/serve.ts'
-import { commandStore, type CommandStore } from './cli/store.ts'
+import { commandStore, type CommandStore } from './cli/command-store.ts'
 
 /** `npm run --silent petstore -- <command>`: the service's command line. */
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { generateApiKey } from '../src/auth/keys.ts'
+import { generateApiKey } from '../src/auth/api-key.ts'
 import type { PetStatus } from '../src/contract/schemas.ts'
 import type { Store } from '../src/store/types.ts'
 import { json, TEST_AUDIT, type TestApp } from './helpers.ts'

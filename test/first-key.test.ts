@@ -4,7 +4,7 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureFirstKey } from '../src/auth/first-key.ts'
-import { hashApiKey } from '../src/auth/keys.ts'
+import { hashApiKey } from '../src/auth/api-key.ts'
 import type { Store } from '../src/store/types.ts'
 import { logLines, runCli, startServer, stopProcess, tempDir } from './processes.ts'
 

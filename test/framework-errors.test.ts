@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import { describe, test } from 'node:test'
 import Fastify from 'fastify'
 import { clientErrorHandler } from '../src/http/client-errors.ts'
-import { limitConnections } from '../src/http/connections.ts'
+import { limitConnections } from '../src/http/client-connections.ts'
 import { testConfig } from './helpers.ts'
 import { documentedErrors, exchange, listenTestApp, openSocket, readAnswer, sleep, type RawAnswer } from './raw-http.ts'
 

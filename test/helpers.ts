@@ -10,7 +10,7 @@ import { withFaults, type Faults } from './faults.ts'
 import { dropSchema, randomSchemaName, schemaUrl } from './pg-schema.ts'
 import { buildApp, type AppDeps } from '../src/app.ts'
 import { loadConfig, type Config } from '../src/config.ts'
-import { generateApiKey } from '../src/auth/keys.ts'
+import { generateApiKey } from '../src/auth/api-key.ts'
 import { openStore } from '../src/store/index.ts'
 import type { KeyAudit, Store } from '../src/store/types.ts'
 

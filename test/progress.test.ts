@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import { ImportLineError } from '../src/cli/pets-jsonl.ts'
 import { importFile, type CommandIo } from '../src/cli/pets.ts'
 import { createProgress } from '../src/cli/progress.ts'
-import type { CommandStore } from '../src/cli/store.ts'
+import type { CommandStore } from '../src/cli/command-store.ts'
 import { createTestStore } from './helpers.ts'
 import { tempDir } from './processes.ts'
 

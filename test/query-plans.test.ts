@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
-import { SQLITE_HOT_QUERIES } from '../src/store/sqlite/store.ts'
+import { SQLITE_HOT_QUERIES } from '../src/store/sqlite/sqlite-store.ts'
 import { openStore } from '../src/store/index.ts'
 import { bulkSeedPets } from './bulk-seed.ts'
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { generateApiKey } from '../../src/auth/keys.ts'
+import { generateApiKey } from '../../src/auth/api-key.ts'
 import { openStore } from '../../src/store/index.ts'
 import { bulkSeedPets } from '../../test/bulk-seed.ts'
 

@@ -1,6 +1,6 @@
 /** Reading the Authorization header: shared by the bearer check and the budget of the open surface. */
 import type { FastifyRequest } from 'fastify'
-import { API_KEY_PATTERN, hashApiKey, KEY_LENGTH } from './keys.ts'
+import { API_KEY_PATTERN, hashApiKey, KEY_LENGTH } from './api-key.ts'
 import type { ApiKeyRecord } from '../store/types.ts'
 
 // The scheme's name in any case (RFC 9110 section 11.1), then a key in its one form: tested

@@ -3,9 +3,9 @@ import { hostname } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { keyCreatedEvents } from '../store/key-events.ts'
 import type { PostgresOptions } from '../store/postgres/pool.ts'
-import { sqlitePath } from '../store/sqlite/store.ts'
+import { sqlitePath } from '../store/sqlite/sqlite-store.ts'
 import type { KeyAudit, KeyEvent, Store } from '../store/types.ts'
-import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './keys.ts'
+import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './api-key.ts'
 
 /**
  * A fresh store has no key, and a service nobody can call is no use: the first start makes
@@ -94,7 +94,7 @@ function writeKeyFile (file: string, key: string): string | undefined {
   }
 }
 
-// Two-key advisory lock, like the migrations' (src/store/postgres/migrate.ts): this constant
+// Two-key advisory lock, like the migrations' (src/store/postgres/postgres-migrate.ts): this constant
 // names "first key", the second key the schema.
 const FIRST_KEY_LOCK = 0x6b65_7931
 

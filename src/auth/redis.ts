@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { describeCause, redactUrl } from '../store/errors.ts'
+import { describeCause, redactUrl } from '../store/store-errors.ts'
 
 /** REDIS_URL is unusable: not a redis:// URL, or nothing answered in time. */
 export class RedisStartError extends Error {}

@@ -1,6 +1,6 @@
 import { Command } from 'commander'
 import { loadConfig } from '../config.ts'
-import { redactUrl } from '../store/errors.ts'
+import { redactUrl } from '../store/store-errors.ts'
 import { size } from './backup-files.ts'
 import { count, Failure, print, UsageError } from './output.ts'
 
@@ -22,7 +22,7 @@ export function backupCommand (env: Env): Command {
       const config = loadConfig(env)
       const url = config.DATABASE_URL
       if (url.startsWith('sqlite:')) {
-        const { sqlitePath } = await import('../store/sqlite/store.ts')
+        const { sqlitePath } = await import('../store/sqlite/sqlite-store.ts')
         const { backupSqlite } = await import('./sqlite-backup.ts')
         const done = await backupSqlite(sqlitePath(url), file, options.force === true)
         return print(options.json
@@ -51,7 +51,7 @@ export function restoreCommand (env: Env): Command {
         // Replacing a schema takes DROP SCHEMA … CASCADE, with every instance, on every host, stopped.
         throw new Failure('restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations.md "Back up and restore" shows', 'unsupported')
       }
-      const { sqlitePath } = await import('../store/sqlite/store.ts')
+      const { sqlitePath } = await import('../store/sqlite/sqlite-store.ts')
       const { restoreSqlite } = await import('./sqlite-restore.ts')
       const done = await restoreSqlite(sqlitePath(url), file)
       if (options.json) return print(JSON.stringify({ ...done, database: url }))

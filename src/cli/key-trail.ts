@@ -3,7 +3,7 @@ import { Command } from 'commander'
 import pino from 'pino'
 import type { KeyAudit, KeyEvent } from '../store/types.ts'
 import { print, UsageError } from './output.ts'
-import type { CommandStore } from './store.ts'
+import type { CommandStore } from './command-store.ts'
 
 /**
  * The key trail on the command line: who a key change is recorded as (--actor, else the OS

@@ -7,7 +7,7 @@ import { BODY_LIMIT_TEXT, PET_STATUSES, type PetStatus } from '../contract/schem
 import { count, Failure, UsageError } from './output.ts'
 import { exportPets, importPets, type RejectedLine } from './pets-jsonl.ts'
 import { createProgress, type ProgressStream } from './progress.ts'
-import type { CommandStore } from './store.ts'
+import type { CommandStore } from './command-store.ts'
 
 /** pets import and pets export: all pets in or out as JSON Lines, with a progress bar on a terminal. */
 

@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { serve, startFailure } from '../server.ts'
 import { print } from './output.ts'
-import type { CommandStore } from './store.ts'
+import type { CommandStore } from './command-store.ts'
 
 /** The service itself, and its schema for deploys that migrate before they start it. */
 

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { responseBegun } from './connections.ts'
+import { responseBegun } from './client-connections.ts'
 import { ApiError, errorBody, errorHandler } from './errors.ts'
 import { ERROR_ANSWER_HEADERS } from './security-headers.ts'
 import type { ErrorCode } from '../contract/schemas.ts'

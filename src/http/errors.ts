@@ -1,7 +1,7 @@
 import createError from '@fastify/error'
 import type { FastifyError, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { BODY_LIMIT_TEXT, ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
-import { StorageConditionError, StoreUnavailableError } from '../store/errors.ts'
+import { StorageConditionError, StoreUnavailableError } from '../store/store-errors.ts'
 
 export interface ErrorDetail { field: string, message: string }
 

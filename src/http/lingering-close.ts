@@ -25,7 +25,7 @@ export const LINGER: LingerBounds = { ms: 2000, bytes: 4 * 1024 * 1024 }
  * EPIPE or ECONNRESET, often before it has read the response, which the reset discards. Instead
  * the response is followed by a FIN, and the connection goes on reading and throwing away the
  * rest of the body, until the body ends, the client ends its side or a bound is reached; only
- * then is it destroyed. A request pipelined behind it is dropped (connections.ts).
+ * then is it destroyed. A request pipelined behind it is dropped (client-connections.ts).
  *
  * Node offers no public way to close a connection after a response yet go on reading it: its
  * server closes one it does not keep by calling socket.destroySoon() once the response is

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Gauge } from 'prom-client'
 import { ApiError } from '../http/errors.ts'
-import { StorageConditionError } from '../store/errors.ts'
+import { StorageConditionError } from '../store/store-errors.ts'
 import type { Store } from '../store/types.ts'
 
 export interface HealthOptions {

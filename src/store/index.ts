@@ -1,9 +1,9 @@
-import { redactUrl, StoreUrlError } from './errors.ts'
-import type { PostgresOptions } from './postgres/store.ts'
+import { redactUrl, StoreUrlError } from './store-errors.ts'
+import type { PostgresOptions } from './postgres/postgres-store.ts'
 import type { Store } from './types.ts'
 
 export type { Store } from './types.ts'
-export { StoreUnavailableError, StoreUrlError } from './errors.ts'
+export { StoreUnavailableError, StoreUrlError } from './store-errors.ts'
 
 /**
  * Picks the adapter by the URL's scheme; the options apply to PostgreSQL's pool. Each adapter
@@ -11,11 +11,11 @@ export { StoreUnavailableError, StoreUrlError } from './errors.ts'
  */
 export async function openStore (url: string, options: PostgresOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) {
-    const { SqliteStore, sqlitePath } = await import('./sqlite/store.ts')
+    const { SqliteStore, sqlitePath } = await import('./sqlite/sqlite-store.ts')
     return new SqliteStore(sqlitePath(url))
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    const { PostgresStore } = await import('./postgres/store.ts')
+    const { PostgresStore } = await import('./postgres/postgres-store.ts')
     return new PostgresStore(url, options)
   }
   throw new StoreUrlError(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(redactUrl(url))}`)

@@ -1,4 +1,4 @@
-import type { StorageConditionError } from './errors.ts'
+import type { StorageConditionError } from './store-errors.ts'
 
 /** Told the error when writes start failing for a condition of the storage, and undefined when one succeeds again. */
 export type WriteStateListener = (failure: StorageConditionError | undefined) => void

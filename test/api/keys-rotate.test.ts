@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { generateApiKey } from '../../src/auth/keys.ts'
+import { generateApiKey } from '../../src/auth/api-key.ts'
 import { buildTestApp, issueKey, json, TEST_AUDIT } from '../helpers.ts'
 import { runCli } from '../processes.ts'
 

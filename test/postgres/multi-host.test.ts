@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { StoreUrlError } from '../../src/store/errors.ts'
+import { StoreUrlError } from '../../src/store/store-errors.ts'
 import { openStore } from '../../src/store/index.ts'
 import { parsePostgresUrl } from '../../src/store/postgres/url.ts'
 import { issueKey } from '../helpers.ts'

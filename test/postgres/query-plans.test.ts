@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import pg from 'pg'
 import { openStore } from '../../src/store/index.ts'
-import { POSTGRES_HOT_QUERIES } from '../../src/store/postgres/store.ts'
+import { POSTGRES_HOT_QUERIES } from '../../src/store/postgres/postgres-store.ts'
 import { bulkSeedPets } from '../bulk-seed.ts'
 import { freshSchema, TEST_DATABASE_URL } from '../pg-schema.ts'
 

@@ -1,8 +1,8 @@
 import type pg from 'pg'
 import type { Pet } from '../../contract/schemas.ts'
-import { planPetsWithIds } from '../pets-with-ids.ts'
+import { planPetsWithIds } from '../pets-with-ids-plan.ts'
 import type { PetsWithIdsImport } from '../types.ts'
-import { PET_COLUMNS, petFromRow, type PetRow } from './rows.ts'
+import { PET_COLUMNS, petFromRow, type PetRow } from './postgres-rows.ts'
 
 /**
  * insertPetsWithIds, inside a transaction that holds the pet insert lock: creates on every

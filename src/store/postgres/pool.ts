@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { describeCause, StorageConditionError, StoreUnavailableError } from '../errors.ts'
+import { describeCause, StorageConditionError, StoreUnavailableError } from '../store-errors.ts'
 import { clientClassOf, NotPrimaryError } from './primary.ts'
 import type { PostgresTarget } from './url.ts'
 

@@ -1,4 +1,4 @@
-import { redactUrl, StoreUrlError } from '../errors.ts'
+import { redactUrl, StoreUrlError } from '../store-errors.ts'
 
 /** What a new connection must find before it is kept (libpq's target_session_attrs). */
 export type SessionAttrs = 'read-write' | 'primary'

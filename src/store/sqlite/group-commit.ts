@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
-import { StoreUnavailableError } from '../errors.ts'
+import { StoreUnavailableError } from '../store-errors.ts'
 import { rollback } from './conditions.ts'
 
 /** Answers a write's caller: called once the commit that holds the write is durable. */

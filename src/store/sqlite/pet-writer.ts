@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
-import { StoreUnavailableError } from '../errors.ts'
+import { StoreUnavailableError } from '../store-errors.ts'
 import type { IdempotencyClaim, IdempotentCreate } from '../types.ts'
 import { GroupCommit } from './group-commit.ts'
 import { openDatabase } from './open.ts'

@@ -1,7 +1,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
 import type { IdempotencyClaim, IdempotentCreate } from '../types.ts'
-import { int64, PET_COLUMNS, petFromRow, text } from './rows.ts'
+import { int64, PET_COLUMNS, petFromRow, text } from './sqlite-rows.ts'
 
 /**
  * The SQL of the two pet writes. Each method is one synchronous step that PetWriter runs

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { loadConfig } from '../config.ts'
-import { describeCause, redactUrl } from '../store/errors.ts'
+import { describeCause, redactUrl } from '../store/store-errors.ts'
 import { openStore, poolOptions, StoreUnavailableError } from '../store/index.ts'
 import type { Store } from '../store/types.ts'
 import { Failure } from './output.ts'
@@ -40,7 +40,7 @@ export function commandStore (env: Record<string, string | undefined>): CommandS
 /** Opening a SQLite path creates the file (and the CLI's store its folder): look before opening. */
 async function refuseMissingSqliteFile (url: string): Promise<void> {
   if (!url.startsWith('sqlite:')) return
-  const { sqlitePath } = await import('../store/sqlite/store.ts')
+  const { sqlitePath } = await import('../store/sqlite/sqlite-store.ts')
   const path = sqlitePath(url)
   if (path !== ':memory:' && !existsSync(path)) throw new Failure(`DATABASE_URL ${url} names no database (no file at ${resolve(path)}): ${MIGRATE_FIRST}`, 'no_database')
 }

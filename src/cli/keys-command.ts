@@ -1,10 +1,10 @@
 import { Command } from 'commander'
-import { generateApiKey } from '../auth/keys.ts'
+import { generateApiKey } from '../auth/api-key.ts'
 import { keyCreatedEvents } from '../store/key-events.ts'
 import { KEY_SCOPES, type ApiKeyRecord, type KeyAudit, type KeyScope } from '../store/types.ts'
 import { durationMs, isoTime, keyAudit, keyLogCommand, logKeyChanges } from './key-trail.ts'
 import { Failure, note, print, UsageError } from './output.ts'
-import type { CommandStore } from './store.ts'
+import type { CommandStore } from './command-store.ts'
 
 /**
  * keys create, list, revoke, rotate, log: the API keys of the database, never their secrets once

@@ -1,14 +1,14 @@
 import type { NewPet, Pet } from '../../contract/schemas.ts'
 import { loadMigrations } from '../migrations.ts'
-import { StorageConditionError } from '../errors.ts'
+import { StorageConditionError } from '../store-errors.ts'
 import { WriteHealth, type WriteStateListener } from '../write-health.ts'
-import { Connections } from './connections.ts'
-import { createPetIdempotently, deleteExpiredIdempotencyRecords } from './idempotency.ts'
-import { countApiKeys, createApiKey, listApiKeys, listKeyEvents, revokeApiKey, rotateApiKey, touchApiKey } from './keys.ts'
-import { migrate } from './migrate.ts'
+import { Connections } from './pooled-connections.ts'
+import { createPetIdempotently, deleteExpiredIdempotencyRecords } from './idempotency-records.ts'
+import { countApiKeys, createApiKey, listApiKeys, listKeyEvents, revokeApiKey, rotateApiKey, touchApiKey } from './postgres-key-queries.ts'
+import { migrate } from './postgres-migrate.ts'
 import { insertPetsWithIds } from './pets-with-ids.ts'
 import { parsePostgresUrl, type PostgresOptions } from './pool.ts'
-import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './rows.ts'
+import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './postgres-rows.ts'
 import { PetInsertBatcher } from './writes.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PetsWithIdsImport, PoolFigures, Store } from '../types.ts'
 
@@ -28,8 +28,9 @@ export const POSTGRES_HOT_QUERIES = {
 const PROBE_WRITE = 'UPDATE schema_migrations SET applied_at = applied_at WHERE version = (SELECT max(version) FROM schema_migrations)'
 
 /**
- * The Store on PostgreSQL: reads and pets here, keys in keys.ts, idempotent creates in
- * idempotency.ts, schema changes in migrate.ts; every statement goes through Connections.
+ * The Store on PostgreSQL: reads and pets here, keys in postgres-key-queries.ts, idempotent
+ * creates in idempotency-records.ts, schema changes in postgres-migrate.ts; every statement
+ * goes through Connections.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'

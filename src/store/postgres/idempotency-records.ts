@@ -1,8 +1,8 @@
 import type { NewPet } from '../../contract/schemas.ts'
 import type { IdempotencyClaim, IdempotentCreate } from '../types.ts'
-import type { Connections } from './connections.ts'
+import type { Connections } from './pooled-connections.ts'
 import { isLockTimeout } from './pool.ts'
-import { PET_COLUMNS, petFromRow, type PetRow } from './rows.ts'
+import { PET_COLUMNS, petFromRow, type PetRow } from './postgres-rows.ts'
 
 /**
  * The pet and its idempotency record in one statement; api_key_id holds the key's lineage (see

@@ -1,15 +1,15 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
-import { StorageConditionError } from '../errors.ts'
+import { StorageConditionError } from '../store-errors.ts'
 import { loadMigrations } from '../migrations.ts'
 import { WriteHealth, type WriteStateListener } from '../write-health.ts'
-import { planPetsWithIds } from '../pets-with-ids.ts'
+import { planPetsWithIds } from '../pets-with-ids-plan.ts'
 import { rollback, storageCondition } from './conditions.ts'
 import { openDatabase } from './open.ts'
 import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './pet-writer.ts'
-import { migrate } from './migrate.ts'
-import { createApiKey, listKeyEvents, revokeApiKey, rotateApiKey, type KeyConnection } from './keys.ts'
-import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './rows.ts'
+import { migrate } from './sqlite-migrate.ts'
+import { createApiKey, listKeyEvents, revokeApiKey, rotateApiKey, type KeyConnection } from './sqlite-key-queries.ts'
+import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './sqlite-rows.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PetsWithIdsImport, Store } from '../types.ts'
 
 /** Where a sqlite: URL points; ':memory:' for an in-memory database. */
@@ -47,7 +47,7 @@ export class SqliteStore implements Store {
   readonly #statements = new Map<string, StatementSync>()
   readonly #petWriter: PetWriter
   readonly #dataVersion: StatementSync
-  // Key changes and the key trail, in keys.ts.
+  // Key changes and the key trail, in sqlite-key-queries.ts.
   readonly #keys: KeyConnection = { statement: (sql) => this.#statement(sql), transaction: (work) => this.#transaction(work) }
   // Writes after a failed WAL sync cannot be made durable, whatever succeeds in between.
   readonly #writes = new WriteHealth(() => this.#petWriter.failure())

@@ -1,7 +1,7 @@
 import type { StatementSync } from 'node:sqlite'
 import { eventValues, KEY_EVENT_COLUMNS, keyCreatedEvents, keyEvent, keyRotatedEvents } from '../key-events.ts'
 import type { ApiKeyRecord, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, NewApiKey } from '../types.ts'
-import { KEY_COLUMNS, keyEventFromRow, keyFromRow, textOrNull } from './rows.ts'
+import { KEY_COLUMNS, keyEventFromRow, keyFromRow, textOrNull } from './sqlite-rows.ts'
 
 /**
  * The key changes on SQLite, each in one transaction with the rows it adds to the key trail:

@@ -1,8 +1,8 @@
 import type pg from 'pg'
 import { eventValues, KEY_EVENT_COLUMNS, keyCreatedEvents, keyEvent, keyRotatedEvents } from '../key-events.ts'
 import type { ApiKeyRecord, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, NewApiKey } from '../types.ts'
-import type { Connections } from './connections.ts'
-import { KEY_COLUMNS, keyEventFromRow, keyFromRow, type KeyEventRow, type KeyRow } from './rows.ts'
+import type { Connections } from './pooled-connections.ts'
+import { KEY_COLUMNS, keyEventFromRow, keyFromRow, type KeyEventRow, type KeyRow } from './postgres-rows.ts'
 
 /**
  * The key changes on PostgreSQL, each in one transaction with the rows it adds to the key
