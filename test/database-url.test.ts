@@ -61,7 +61,7 @@ test('a bad or unreachable REDIS_URL stops the server with one line', async (t) 
   const REDIS_URL = `redis://:pw@127.0.0.1:${proxy.port}`
   proxy.setMode('blackhole')
   assert.deepEqual(await startServerToExit({ DATABASE_URL, REDIS_URL, REDIS_TIMEOUT_MS: '300' }), {
-    code: 1, stdout: '', stderr: `petstore: cannot start: REDIS_URL "redis://:***@127.0.0.1:${proxy.port}" is unreachable: no answer within 300 ms\n`
+    code: 1, stdout: '', stderr: `petstore: cannot start: REDIS_URL "redis://:***@127.0.0.1:${proxy.port}" is unreachable: no response within 300 ms\n`
   })
   proxy.setMode('refuse')
   const refused = await startServerToExit({ DATABASE_URL, REDIS_URL, REDIS_TIMEOUT_MS: '300' })

@@ -58,12 +58,12 @@ test('a full disk: creates answer 503 with Retry-After, /readyz fails from the f
   // Not ready at once, from the failed write, not from the next check of the store.
   const notReadyAtOnce = await readyz()
   assert.deepEqual([notReadyAtOnce.statusCode, notReadyAtOnce.json().code], [503, 'unavailable'])
-  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: answering 503 until one succeeds'], stacks: 0 })
+  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: replying 503 until one succeeds'], stacks: 0 })
   for (let i = 0; i < FAILED_CREATES; i++) assertUnavailable(await create(`Full ${i}`), `create ${i} on a full disk`)
   const notReady = await readyz()
   assert.deepEqual([notReady.statusCode, notReady.json().code], [503, 'unavailable'])
   assert.equal((await get(BigInt(first.json().id))).statusCode, 200, 'reads go on')
-  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: answering 503 until one succeeds'], stacks: 0 })
+  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: replying 503 until one succeeds'], stacks: 0 })
 
   rmSync(`${dir}/filler`)
   // Ready again without a create, at the next check: a load balancer that stopped sending
@@ -73,7 +73,7 @@ test('a full disk: creates answer 503 with Retry-After, /readyz fails from the f
   const again = await create('Max')
   assert.equal(again.statusCode, 201)
   assert.deepEqual([(await readyz()).statusCode, (await get(BigInt(again.json().id))).json()], [200, { id: again.json().id, name: 'Max', categoryId: 7 }])
-  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: answering 503 until one succeeds'], stacks: 0 })
+  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: replying 503 until one succeeds'], stacks: 0 })
   // One line for each change: the return is told by the store's line alone.
   assert.deepEqual(log.entries().filter((entry) => ['store writes work again', 'ready again', 'not ready: store'].includes(String(entry.msg))).map((entry) => `${entry.level} ${entry.msg}`), ['30 store writes work again'])
 })
@@ -92,7 +92,7 @@ test('a file system that turns read-only under the store: creates answer 503 wit
   const notReady = await readyz()
   assert.deepEqual([notReady.statusCode, notReady.json().code], [503, 'unavailable'])
   assert.deepEqual((await get(BigInt(first.json().id))).json(), { id: first.json().id, name: 'Rex', categoryId: 7 }, 'reads go on')
-  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: answering 503 until one succeeds'], stacks: 0 })
+  assert.deepEqual(problems(log), { lines: ['50 store writes are failing: replying 503 until one succeeds'], stacks: 0 })
 
   // Another reason to be unready is another change, told once.
   await store.close()
@@ -100,5 +100,5 @@ test('a file system that turns read-only under the store: creates answer 503 wit
     await sleep(READINESS_FRESH_MS + 50)
     assert.equal((await readyz()).statusCode, 503)
   }
-  assert.deepEqual(log.entries().filter((entry) => ['store writes are failing: answering 503 until one succeeds', 'store writes work again', 'ready again', 'not ready: store'].includes(String(entry.msg))).map((entry) => `${entry.level} ${entry.msg}`), ['50 store writes are failing: answering 503 until one succeeds', '40 not ready: store'])
+  assert.deepEqual(log.entries().filter((entry) => ['store writes are failing: replying 503 until one succeeds', 'store writes work again', 'ready again', 'not ready: store'].includes(String(entry.msg))).map((entry) => `${entry.level} ${entry.msg}`), ['50 store writes are failing: replying 503 until one succeeds', '40 not ready: store'])
 })

@@ -177,7 +177,7 @@ describe('rate limits across instances', () => {
     }
     const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40)
     assert.deepEqual(warnings.map((entry) => [entry.msg, entry.err.message]), [
-      ['Redis is not answering: rate limits are not counted until it answers again', 'Stream isn\'t writeable and enableOfflineQueue options is false']
+      ['Redis is not responding: rate limits are not counted until it responds again', 'Stream isn\'t writeable and enableOfflineQueue options is false']
     ])
   })
 })

@@ -48,9 +48,9 @@ test('one failure opens the breaker; PINGs only after openMs, by the breaker; a 
   assert.deepEqual([breaker.isClosed(), pings, changes], [true, 3, ['down', 'up']])
 
   assert.deepEqual(log.entries().map((entry) => [entry.level, entry.msg, (entry.err as { message?: string } | undefined)?.message]), [
-    [40, 'Redis is not answering: rate limits are not counted until it answers again', 'Command timed out'],
+    [40, 'Redis is not responding: rate limits are not counted until it responds again', 'Command timed out'],
     [20, 'Redis is still not replying', 'Connection is closed.'],
-    [30, 'Redis answers again: rate limits are counted again', undefined]
+    [30, 'Redis responds again: rate limits are counted again', undefined]
   ])
 })
 

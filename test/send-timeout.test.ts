@@ -4,11 +4,11 @@ import { connect, type Socket } from 'node:net'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { describe, test, type TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { closeStalledAnswers } from '../src/http/send-timeout.ts'
+import { closeStalledReplies } from '../src/http/send-timeout.ts'
 import { listenTestApp, sleep } from './raw-http.ts'
 
 /**
- * A client that stops reading its answers cannot hold a connection, nor the answer's memory:
+ * A client that stops reading its replies cannot hold a connection, nor the reply's memory:
  * past SEND_TIMEOUT_MS without a write to it completing, the server destroys the connection.
  * The clients here are real sockets on loopback that never read, so the kernel's buffers fill
  * and the server's writes stay pending.
@@ -17,7 +17,7 @@ import { listenTestApp, sleep } from './raw-http.ts'
 const SEND_TIMEOUT_MS = 500
 // The other timers far away, so that only the send timeout can end these connections; no load
 // shedding, whose 503 the loading of the docs script could bring on; and no anonymous budget,
-// whose small 429s would let the pipelined answers fit in the kernel's buffers.
+// whose small 429s would let the pipelined replies fit in the kernel's buffers.
 const ENV = {
   MAX_EVENT_LOOP_DELAY_MS: '0',
   FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
@@ -43,7 +43,7 @@ function openConnections (app: FastifyInstance): Promise<number> {
   return new Promise((resolve, reject) => app.server.getConnections((error, count) => error ? reject(error) : resolve(count)))
 }
 
-/** A connection whose answers are never read: no 'data' listener, so Node stops reading once its buffer is full. */
+/** A connection whose replies are never read: no 'data' listener, so Node stops reading once its buffer is full. */
 async function neverReading (t: TestContext, port: number): Promise<Socket> {
   const socket = connect({ port, host: '127.0.0.1' })
   t.after(() => socket.destroy())
@@ -73,11 +73,11 @@ async function drain (socket: Socket): Promise<number> {
   return bytes
 }
 
-describe('a client that does not read its answers', { timeout: 60_000 }, () => {
-  test('one large answer never read (the docs script): the connection is closed once SEND_TIMEOUT_MS pass without progress', async (t) => {
+describe('a client that does not read its replies', { timeout: 60_000 }, () => {
+  test('one large reply never read (the docs script): the connection is closed once SEND_TIMEOUT_MS pass without progress', async (t) => {
     const { app, port } = await listenTestApp(t, { env: ENV })
     const script = await app.inject({ url: '/docs/js/scalar.js' })
-    const answerBytes = script.rawPayload.length
+    const replyBytes = script.rawPayload.length
     const server = serverSockets(app)
     // Client and server share this process: a held-up event loop delays the close through no
     // fault of the server, so the longest hold-up seen is allowed for.
@@ -99,9 +99,9 @@ describe('a client that does not read its answers', { timeout: 60_000 }, () => {
     const stalledMs = Math.round(stalls.max / 1e6)
     assert.ok(closedAfter >= SEND_TIMEOUT_MS && closedAfter < SEND_TIMEOUT_MS + 1000 + stalledMs,
       `closed ${closedAfter} ms after the request (the event loop was held up for at most ${stalledMs} ms)`)
-    // What the kernel had taken still arrives, then the end: less than the whole answer.
+    // What the kernel had taken still arrives, then the end: less than the whole reply.
     const received = await drain(client)
-    assert.ok(received < answerBytes, `the whole answer arrived (${received} bytes): it was never cut`)
+    assert.ok(received < replyBytes, `the whole reply arrived (${received} bytes): it was never cut`)
   })
 
   test('a hundred pipelined requests never read (the OpenAPI document): the connection is closed and the server holds no socket', async (t) => {
@@ -116,10 +116,10 @@ describe('a client that does not read its answers', { timeout: 60_000 }, () => {
 
   test('the clock counts time without progress, not the whole transfer: a reader that keeps taking bytes is never cut', async (t) => {
     // Stand-ins for sockets: on loopback a real reader that reads at all soon has the kernel's
-    // buffers grown to hold the whole answer, so the server would not wait for it.
+    // buffers grown to hold the whole reply, so the server would not wait for it.
     const steady = new StandInSocket(1_000_000)
     const stalled = new StandInSocket(1_000_000)
-    const stop = closeStalledAnswers(new Set([steady, stalled]), { timeoutMs: SEND_TIMEOUT_MS, checkEveryMs: 10 })
+    const stop = closeStalledReplies(new Set([steady, stalled]), { timeoutMs: SEND_TIMEOUT_MS, checkEveryMs: 10 })
     t.after(stop)
     const reading = setInterval(() => steady.take(1000), SEND_TIMEOUT_MS / 10)
     t.after(() => clearInterval(reading))
@@ -127,7 +127,7 @@ describe('a client that does not read its answers', { timeout: 60_000 }, () => {
     assert.deepEqual({ steady: steady.destroyed, stalled: stalled.destroyed }, { steady: false, stalled: true })
     // Nothing left to write is no stall, however long it lasts.
     const idle = new StandInSocket(0)
-    const stopIdle = closeStalledAnswers(new Set([idle]), { timeoutMs: SEND_TIMEOUT_MS, checkEveryMs: 10 })
+    const stopIdle = closeStalledReplies(new Set([idle]), { timeoutMs: SEND_TIMEOUT_MS, checkEveryMs: 10 })
     t.after(stopIdle)
     await sleep(2 * SEND_TIMEOUT_MS)
     assert.equal(idle.destroyed, false)

@@ -22,7 +22,7 @@ declare module 'fastify' {
 const TOUCH_INTERVAL_MS = 60_000
 
 /**
- * Made once and sent as it is, without the error handler: a 401 is the cheapest answer the
+ * Made once and sent as it is, without the error handler: a 401 is the cheapest reply the
  * service gives, and keeps so.
  */
 const UNAUTHORIZED_BODY = JSON.stringify(errorBody('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.'))
@@ -70,7 +70,7 @@ export function bearerAuth (keys: KeyCache, store: Store, now: () => number, lim
  * The hook after the key is known (bearerAuth, or the open surface's budget): the request
  * counts against its key (429 over the budget), then a read key is refused a write (403),
  * still before the body is read, so a read key learns nothing about a body it may not send.
- * Callback form, as the budget's stores answer: the counters in memory at once, with no
+ * Callback form, as the rate limit's stores reply: the counters in memory at once, with no
  * promise on the path every request with a key takes.
  */
 export function admitKey (limits: AuthLimits): onRequestHookHandler {

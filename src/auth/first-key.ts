@@ -35,7 +35,7 @@ export function firstKeyFile (config: { FIRST_KEY_FILE?: string, DATABASE_URL: s
  * Makes the first key when the store has none. The file comes first: a key is stored only once
  * its plaintext is safely on disk, so no working key exists that nobody can read. The file is
  * created, never overwritten. When the store has no key but the file holds one (a start that
- * failed, or lost the insert's answer, after writing it), that key is stored: the file's key is
+ * failed, or lost the insert's result, after writing it), that key is stored: the file's key is
  * the one that works. A file holding anything else makes no key, and the caller says how to make
  * one. On PostgreSQL the check and the insert run under an advisory lock, so instances starting
  * together on an empty database make one key between them.

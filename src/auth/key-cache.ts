@@ -20,10 +20,10 @@ export const KEY_CACHE_ENTRIES = 10_000
  * CLI is seen on the next request). Elsewhere an entry is trusted for less than ttlMs from when
  * the lookup that made it was sent, the documented bound on how long a revoked key keeps
  * working on another instance, and not at all once the clock reads earlier than that. (Hence
- * no lru-cache ttl: it counts from when the answer came and trusts an entry from the future.)
+ * no lru-cache ttl: it counts from when the lookup's result came and trusts an entry from the future.)
  *
  * Under that bound a key in use is looked up again once its entry is past half its life, in
- * the background, while requests go on being answered from the entry: under steady use no
+ * the background, while requests go on being served from the entry: under steady use no
  * request waits for the store. (When every request waited at expiry, two instances sharing
  * 2 cores with PostgreSQL stalled for hundreds of milliseconds once a second, waiting for a
  * backend that got no CPU.) Requests that wait share one lookup per key: lru-cache's fetch.
@@ -38,7 +38,7 @@ export function keyCache (store: Store, ttlMs: number): KeyCache {
     // A failed refresh leaves the entry as it was, trusted up to its own bound.
     noDeleteOnFetchRejection: true,
     // A lookup whose entry goes meanwhile (emptied for a new key version, or pushed out) still
-    // answers the requests waiting for it, and leaves nothing behind.
+    // settles the requests waiting for it, and leaves nothing behind.
     ignoreFetchAbort: true
   })
 
@@ -65,7 +65,7 @@ export function keyCache (store: Store, ttlMs: number): KeyCache {
       if (found === undefined || versioned) return found?.key
       if (!withinBound(at, found.sentAt)) return undefined
       if (at - found.sentAt >= ttlMs / 2) {
-        // Nothing waits for it: with allowStale it answers with this entry, and when it fails
+        // Nothing waits for it: with allowStale it returns this entry, and when it fails
         // the entry stays as it was (noDeleteOnFetchRejection).
         cache.fetch(hash, { forceRefresh: true, allowStale: true, context: at }).catch(() => {})
       }

@@ -6,7 +6,7 @@ import type { AuthLimits } from './rate-limits.ts'
 /**
  * The budget of everything outside the pet operations that is not a probe: the docs page and
  * its script, the OpenAPI document, unknown paths and wrong methods. None needs a key, but
- * each answer is counted, so that scanning paths or pulling the docs script flat out is not
+ * each reply is counted, so that scanning paths or pulling the docs script flat out is not
  * free: against the caller's key when it sends a usable one, else against its address (the
  * failed-auth budget), and it carries that budget's RateLimit fields.
  */

@@ -66,13 +66,13 @@ export function redisBreaker (client: Redis, { openMs, log, onChange }: RedisBre
     if (probing) {
       log.debug({ err: 'error' in reason ? reason.error : undefined }, 'Redis is still not replying')
     } else {
-      log.warn({ err: 'error' in reason ? reason.error : undefined, retryInMs: openMs }, 'Redis is not answering: rate limits are not counted until it answers again')
+      log.warn({ err: 'error' in reason ? reason.error : undefined, retryInMs: openMs }, 'Redis is not responding: rate limits are not counted until it responds again')
       onChange('down')
     }
     probeLater()
   })
   breaker.onReset(() => {
-    log.info('Redis answers again: rate limits are counted again')
+    log.info('Redis responds again: rate limits are counted again')
     onChange('up')
   })
 

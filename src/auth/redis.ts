@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { describeCause, redactUrl } from '../store/store-errors.ts'
 
-/** REDIS_URL is unusable: not a redis:// URL, or nothing answered in time. */
+/** REDIS_URL is unusable: not a redis:// URL, or nothing responded in time. */
 export class RedisStartError extends Error {}
 
 /**
@@ -27,7 +27,7 @@ export async function connectRedis (url: string, timeoutMs: number): Promise<Red
   redis.on('error', (error: unknown) => { lastError = error })
   let timer: NodeJS.Timeout | undefined
   const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+    timer = setTimeout(() => reject(new Error(`no response within ${timeoutMs} ms`)), timeoutMs)
   })
   try {
     await Promise.race([redis.connect(), deadline])

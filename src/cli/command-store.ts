@@ -12,7 +12,7 @@ export interface CommandStore {
   open(): Promise<Store>
   /**
    * A database that must already be there and migrated, for commands that only read or change
-   * data: a mistyped DATABASE_URL is an error, not an empty answer ("no keys", "no such key").
+   * data: a mistyped DATABASE_URL is an error, not an empty result ("no keys", "no such key").
    */
   openExisting(): Promise<Store>
   close(): Promise<void>

@@ -2,7 +2,7 @@ import type { Command, CommanderError, HelpConfiguration } from 'commander'
 import { StoreUnavailableError } from '../store/index.ts'
 
 /**
- * How the CLI talks: answers on stdout (a key, JSON, JSON Lines) so scripts can read them; notes,
+ * How the CLI talks: results on stdout (a key, JSON, JSON Lines) so scripts can read them; notes,
  * summaries of streamed output and errors on stderr, one line each. Under --json a failure is
  * also a JSON object on stdout, {"error":{"code","message"}}, so a script reads one shape.
  * Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.
@@ -17,15 +17,15 @@ export class UsageError extends Error {}
 
 /**
  * The operation failed: exit 1, the message alone on stderr. `code` names the failure under
- * --json; `answer` is what the command did all the same (an import's summary), sent with it.
+ * --json; `result` is what the command did all the same (an import's summary), sent with it.
  */
 export class Failure extends Error {
   readonly code: string
-  readonly answer: Record<string, unknown> | undefined
-  constructor (message: string, code = 'failed', answer?: Record<string, unknown>) {
+  readonly result: Record<string, unknown> | undefined
+  constructor (message: string, code = 'failed', result?: Record<string, unknown>) {
     super(message)
     this.code = code
-    this.answer = answer
+    this.result = result
   }
 }
 
@@ -65,7 +65,7 @@ export function reportError (command: Command, error: unknown, json: boolean): n
   if (error instanceof Refusal) return reportRefusal(error, json)
   const message = error instanceof Error ? error.message : String(error)
   note(`${prefix(command)}: ${message}`)
-  if (json) printError(codeOf(error), message, error instanceof Failure ? error.answer : undefined)
+  if (json) printError(codeOf(error), message, error instanceof Failure ? error.result : undefined)
   if (!(error instanceof UsageError)) return 1
   note(usageLine(command))
   return 2
@@ -80,8 +80,8 @@ function codeOf (error: unknown): string {
   return 'failed'
 }
 
-function printError (code: string, message: string, answer?: Record<string, unknown>): void {
-  print(JSON.stringify({ ...answer, error: { code, message } }))
+function printError (code: string, message: string, result?: Record<string, unknown>): void {
+  print(JSON.stringify({ ...result, error: { code, message } }))
 }
 
 /** Commander's messages in the CLI's style: one line, after the command's name, then its usage. */

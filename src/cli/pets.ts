@@ -69,7 +69,7 @@ export async function importFile (store: CommandStore, file: string | undefined,
     const rejected = options.rejects === undefined ? '' : `; ${count(summary.rejected, 'line')} rejected`
     const skipped = summary.skipped === undefined ? '' : ` (${count(summary.skipped, 'pet')} already there, skipped)`
     const line = `imported ${count(summary.imported, 'pet')}${skipped} from ${count(summary.lines, 'line')} in ${count(summary.batches, 'transaction')} (${seconds} s)${rejected}`
-    // With rejected lines the summary is still the answer; under --json the failure (exit 1) carries it.
+    // With rejected lines the summary is still the output; under --json the failure (exit 1) carries it.
     if (!options.json) io.stdout.write(`${line}\n`)
     if (summary.rejected > 0) throw new Failure(`${count(summary.rejected, 'line')} rejected, listed in ${options.rejects}`, 'lines_rejected', { ...summary })
     if (options.json) io.stdout.write(`${JSON.stringify(summary)}\n`)

@@ -16,13 +16,13 @@ export const rateLimitHeaders = {
     type: 'string',
     maxLength: 100,
     pattern: `^"${rateLimitPolicies}";q=\\d+;w=\\d+$`,
-    description: 'The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off.'
+    description: 'The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off.'
   },
   RateLimit: {
     type: 'string',
     maxLength: 100,
     pattern: `^"${rateLimitPolicies}";r=\\d+;t=\\d+$`,
-    description: 'What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached.'
+    description: 'What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached.'
   }
 }
 
@@ -30,7 +30,7 @@ export const corsHeaders = {
   'Access-Control-Allow-Origin': {
     type: 'string',
     enum: ['*'],
-    description: `Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with \`Access-Control-Expose-Headers\`, when the request carries \`Origin\`, so every answer carries \`Vary: Origin\`. Readable headers: ${CORS_EXPOSED_HEADERS.join(', ')}.`
+    description: `Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with \`Access-Control-Expose-Headers\`, when the request carries \`Origin\`, so every response carries \`Vary: Origin\`. Readable headers: ${CORS_EXPOSED_HEADERS.join(', ')}.`
   }
 }
 
@@ -60,7 +60,7 @@ export const idempotentReplayed = {
   'Idempotent-Replayed': {
     type: 'string',
     enum: ['true'],
-    description: 'Present when this answer repeats the one given to an earlier request with the same `Idempotency-Key`; nothing new was created.'
+    description: 'Present when this response repeats the one given to an earlier request with the same `Idempotency-Key`; nothing new was created.'
   }
 }
 

@@ -90,7 +90,7 @@ export const ERROR_CODES = {
 } as const
 export type ErrorCode = keyof typeof ERROR_CODES
 
-/** Bounds of the Error body, so that no request can make an answer grow with it. */
+/** Bounds of the Error body, so that no request can make a reply grow with it. */
 export const ERROR_MESSAGE_MAX = 1000
 export const ERROR_DETAILS_MAX = 20
 

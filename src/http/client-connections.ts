@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyServerOptions, onRequestHookHandler } from 'fastify'
 import { addressKey } from '../auth/rate-limits.ts'
 import type { Config } from '../config.ts'
-import { closeStalledAnswers } from './send-timeout.ts'
+import { closeStalledReplies } from './send-timeout.ts'
 
 type ConnectionSettings = Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'CONNECTIONS_CHECK_INTERVAL_MS' | 'MAX_CONNECTIONS' | 'SEND_TIMEOUT_MS' | 'MAX_CONNECTIONS_PER_ADDRESS' | 'FIRST_BYTE_TIMEOUT_MS'>
 
@@ -106,7 +106,7 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
       clearTimeout(firstByte)
     })
   })
-  const stopSendTimeout = closeStalledAnswers(open, { timeoutMs: config.SEND_TIMEOUT_MS, checkEveryMs: config.CONNECTIONS_CHECK_INTERVAL_MS })
+  const stopSendTimeout = closeStalledReplies(open, { timeoutMs: config.SEND_TIMEOUT_MS, checkEveryMs: config.CONNECTIONS_CHECK_INTERVAL_MS })
   app.addHook('onClose', async () => stopSendTimeout())
   app.addHook('preClose', async () => {
     for (const socket of open) if (socket.bytesRead === 0) socket.destroy()

@@ -8,10 +8,10 @@ import type { preParsingHookHandler } from 'fastify'
  * without its events (optimizeEmptyRequests, http/client-connections.ts): such a request has no body
  * (RFC 9112 section 6.3). Fastify still reads a body when Content-Type is set, and would wait
  * for an 'end' that never comes. This hook hands it an empty stream instead, so the request is
- * answered as the same request with Content-Length: 0 is.
+ * replied to as the same request with Content-Length: 0 is.
  *
  * A route-level hook, on the one route that parses a body (the create; an unknown path is
- * answered before its body is read): a preParsing hook on every request would cost most of
+ * replied to before its body is read): a preParsing hook on every request would cost most of
  * what the option saves.
  */
 export const emptyBody: preParsingHookHandler = (request, _reply, payload, done) => {

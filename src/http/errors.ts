@@ -123,7 +123,7 @@ export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {
 }
 
 /**
- * An unknown path is answered in onRequest, once the hooks before it (the open surface's
+ * An unknown path is replied to in onRequest, once the hooks before it (the open surface's
  * budget) have run: no body it is sent is read, so a body never turns its 404 into a 400, 413
  * or 415, as a wrong method's 405 never is either.
  */

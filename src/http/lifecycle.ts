@@ -4,7 +4,7 @@ import { ApiError } from './errors.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Begins the drain before close: still serving, readiness false, every answer closes its connection. */
+    /** Begins the drain before close: still serving, readiness false, every reply closes its connection. */
     startDraining(): void
     isDraining(): boolean
   }
@@ -12,9 +12,9 @@ declare module 'fastify' {
 
 /**
  * The two phases of a graceful stop. While draining, the load balancer sees /readyz fail and
- * every answer carries Connection: close, so keep-alive connections end after an answer rather
+ * every reply carries Connection: close, so keep-alive connections end after a reply rather
  * than being cut while idle. Once close() has begun, a request that still arrives on an open
- * connection gets 503 with the Error body (Fastify's own return503OnClosing answer has another
+ * connection gets 503 with the Error body (Fastify's own return503OnClosing reply has another
  * shape and bypasses the error handler, so it is switched off in app.ts).
  */
 export const lifecycle = fp(async function lifecycle (app: FastifyInstance) {

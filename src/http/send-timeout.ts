@@ -7,9 +7,9 @@ export type WritingSocket = Pick<Socket, 'writableLength' | 'bytesWritten'> & { 
 interface Progress { delivered: number, since: number }
 
 /**
- * The send timeout (nginx's send_timeout): a connection whose client takes none of the answer
- * for `timeoutMs` is destroyed, and the answer's memory with it. Node's own timers cannot see
- * this: an answer the client does not read never finishes, so the connection is never idle and
+ * The send timeout (nginx's send_timeout): a connection whose client takes none of the reply
+ * for `timeoutMs` is destroyed, and the reply's memory with it. Node's own timers cannot see
+ * this: a reply the client does not read never finishes, so the connection is never idle and
  * its request is complete. The clock measures time without progress, not the whole transfer:
  * it starts over whenever a write to the socket completes, so a slow reader that keeps reading
  * is never cut. Progress is seen per write, so a large body is written in pieces (the docs
@@ -18,7 +18,7 @@ interface Progress { delivered: number, since: number }
  * One timer for every connection, as Node checks its own request timeouts: a sweep every
  * `checkEveryMs` looks only at sockets with bytes waiting to be written. Returns the stop.
  */
-export function closeStalledAnswers (sockets: Set<WritingSocket>, options: { timeoutMs: number, checkEveryMs: number }): () => void {
+export function closeStalledReplies (sockets: Set<WritingSocket>, options: { timeoutMs: number, checkEveryMs: number }): () => void {
   const seen = new WeakMap<WritingSocket, Progress>()
   const sweep = setInterval(() => {
     const now = Date.now()

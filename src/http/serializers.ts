@@ -4,8 +4,8 @@ import type { FastifyServerOptions } from 'fastify'
 type BuildSerializer = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>
 
 /**
- * Fastify's serializer compiler, compiling each distinct answer schema once. Every operation
- * documents a dozen statuses that all answer the Error schema, and each route is registered
+ * Fastify's serializer compiler, compiling each distinct response schema once. Every operation
+ * documents a dozen statuses that all reply with the Error schema, and each route is registered
  * twice (GET and HEAD): compiled one by one, the same code would be generated dozens of times
  * at every start.
  */
@@ -13,7 +13,7 @@ export const sharedSerializers: BuildSerializer = (externalSchemas, options) => 
   const compile = SerializerSelector()(externalSchemas, options)
   const compiled = new Map<string, ReturnType<typeof compile>>()
   return (route) => {
-    // An answer's description and headers are documentation, which fast-json-stringify does not
+    // A response's description and headers are documentation, which fast-json-stringify does not
     // read; only at the top level: nested properties may have those names.
     const key = JSON.stringify({ ...route.schema as object, description: undefined, headers: undefined })
     let serializer = compiled.get(key)

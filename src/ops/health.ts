@@ -35,7 +35,7 @@ export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance
   // I/O error), one when they work again; the requests failed in between log nothing more.
   // Not ready at once: the balancer should stop sending writes that cannot succeed.
   options.store.watchWrites((failure) => {
-    if (failure) app.log.error({ reason: failure.message }, 'store writes are failing: answering 503 until one succeeds')
+    if (failure) app.log.error({ reason: failure.message }, 'store writes are failing: replying 503 until one succeeds')
     else app.log.info('store writes work again')
     readiness.writesChanged(failure)
   })

@@ -27,7 +27,7 @@ export interface Tracing {
 // Probes and scrapes every few seconds would bury the requests that matter.
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz'])
 
-// A collector that does not answer must not hold a stop up until SHUTDOWN_TIMEOUT_MS.
+// A collector that does not respond must not hold a stop up until SHUTDOWN_TIMEOUT_MS.
 const SHUTDOWN_FLUSH_MS = 2000
 
 const DB_SYSTEM: Record<Store['kind'], string> = { sqlite: 'sqlite', postgres: 'postgresql' }

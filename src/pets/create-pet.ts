@@ -20,7 +20,7 @@ export function createPetSchema (idempotencyTtlHours: number) {
       'Idempotency-Key': Type.Optional(Type.String({
         pattern: IDEMPOTENCY_KEY_PATTERN,
         maxLength: 512,
-        description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (\`keys rotate\`), within ${idempotencyTtlHours} hours creates nothing and gets the first answer again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen. Make a fresh key for each new animal, such as a new random UUID (\`crypto.randomUUID()\`), and send it again only to retry that same create.`
+        description: `Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (\`keys rotate\`), within ${idempotencyTtlHours} hours creates nothing and gets the first response again, with \`Idempotent-Replayed: true\`. The same key with another body is 422. Keys of other API keys are never seen. Make a fresh key for each new animal, such as a new random UUID (\`crypto.randomUUID()\`), and send it again only to retry that same create.`
         // No example: the docs page would pre-fill it, and every visitor's request would then
         // replay the first visitor's pet or get 422.
       }))

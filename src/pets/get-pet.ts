@@ -12,7 +12,7 @@ export function getPetSchema (sunset: Date) {
     operationId: 'getPet',
     tags: ['animals'],
     summary: 'Get an animal (deprecated)',
-    description: `Deprecated: to be removed on ${sunset.toISOString().slice(0, 10)}; use \`GET /pets\` with the \`status\` filter instead. Every answer carries \`Deprecation\`, \`Sunset\` and \`Link\`. From the sunset instant on, the answer is 410 \`gone\`.`,
+    description: `Deprecated: to be removed on ${sunset.toISOString().slice(0, 10)}; use \`GET /pets\` with the \`status\` filter instead. Every response carries \`Deprecation\`, \`Sunset\` and \`Link\`. From the sunset instant on, the response is 410 \`gone\`.`,
     deprecated: true,
     security: [{ bearerAuth: [] }],
     params: PetIdParamsSchema,

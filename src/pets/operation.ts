@@ -35,7 +35,7 @@ export function commonErrors (extra: Headers = {}) {
   return {
     401: error('Missing or invalid API key.', { ...wwwAuthenticate, ...extra }),
     408: error('The request was not received completely within the request timeout; the connection is closed.', extra),
-    429: error('Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often.', { ...retryAfter, ...extra }),
+    429: error('Too many requests: the API key reached its limit for the current minute, or this client address failed authentication too often.', { ...retryAfter, ...extra }),
     431: error('The request line and header fields are larger than the server accepts; the connection is closed.', extra),
     500: error('The request failed on the server; the message carries the request id. Never a stack trace.', extra),
     503: error('The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds.', { ...retryAfter, ...extra })

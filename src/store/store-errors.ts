@@ -1,6 +1,6 @@
 /**
  * The store cannot be reached in time (connection refused, reset, or a timeout). The message
- * names the database and the cause for logs and the CLI; HTTP answers 503 `unavailable`
+ * names the database and the cause for logs and the CLI; HTTP replies 503 `unavailable`
  * without it. `cause` keeps the driver's error.
  */
 export class StoreUnavailableError extends Error {
@@ -9,7 +9,7 @@ export class StoreUnavailableError extends Error {
 
 /**
  * The storage under the store fails, for a condition rather than a bug: the disk is full, the
- * file system or database is read-only, or an I/O error. Answered like an outage (503
+ * file system or database is read-only, or an I/O error. Replied to like an outage (503
  * `unavailable`); when a write meets it, the store reports writes as failing until one succeeds
  * again (see WriteHealth), so it is logged once per change, not once per request.
  */

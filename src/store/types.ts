@@ -141,14 +141,14 @@ export interface Store {
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<string[]>
   /**
-   * Throws when the database cannot answer, its schema is behind the code, or writes fail for a
+   * Throws when the database cannot respond, its schema is behind the code, or writes fail for a
    * condition of the storage (then it tries one small write, so that an instance no longer sent
    * creates still sees the storage heal).
    */
   checkReady(): Promise<void>
   /**
    * Calls listener with the error when writes start failing for a condition of the storage
-   * (disk full, read-only, I/O error: StorageConditionError, answered 503), and with undefined
+   * (disk full, read-only, I/O error: StorageConditionError, replied 503), and with undefined
    * when a write succeeds again: once per change, not per failed write.
    */
   watchWrites(listener: WriteStateListener): void
@@ -161,8 +161,8 @@ export interface Store {
    */
   deleteExpiredIdempotencyRecords(now: string, limit: number): Promise<number>
   /**
-   * A store that reads in this thread (SQLite) answers at once, with the pet rather than a
-   * promise of it: a get that misses the answer cache then costs no promise either.
+   * A store that reads in this thread (SQLite) returns at once, with the pet rather than a
+   * promise of it: a get that misses the reply cache then costs no promise either.
    */
   getPet(id: bigint): Pet | undefined | Promise<Pet | undefined>
   listPets(options: ListPetsOptions): Promise<Pet[]>

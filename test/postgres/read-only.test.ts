@@ -65,7 +65,7 @@ test('a database that turns read-only: creates answer 503 with Retry-After, /rea
     stacks: entries.filter((entry) => JSON.stringify(entry).includes('"stack"')).length,
     healed: entries.filter((entry) => entry.msg === 'store writes work again').length
   }, {
-    problems: ['store writes are failing: answering 503 until one succeeds'],
+    problems: ['store writes are failing: replying 503 until one succeeds'],
     stacks: 0,
     healed: 1
   })

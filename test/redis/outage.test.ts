@@ -16,8 +16,8 @@ import { scrape } from '../scrape.ts'
 
 const TIMEOUT_MS = 500
 const BREAKER_MS = 1000
-const OPENED = 'Redis is not answering: rate limits are not counted until it answers again'
-const CLOSED = 'Redis answers again: rate limits are counted again'
+const OPENED = 'Redis is not responding: rate limits are not counted until it responds again'
+const CLOSED = 'Redis responds again: rate limits are counted again'
 
 const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)]!
 

@@ -35,7 +35,7 @@ export interface paths {
         /**
          * Get an animal (deprecated)
          * @deprecated
-         * @description Deprecated: to be removed on 2030-12-05; use `GET /pets` with the `status` filter instead. Every answer carries `Deprecation`, `Sunset` and `Link`. From the sunset instant on, the answer is 410 `gone`.
+         * @description Deprecated: to be removed on 2030-12-05; use `GET /pets` with the `status` filter instead. Every response carries `Deprecation`, `Sunset` and `Link`. From the sunset instant on, the response is 410 `gone`.
          */
         get: operations["getPet"];
         put?: never;
@@ -141,11 +141,11 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 8288 `<…/pets?limit=…&status=…&cursor=…>; rel="next"` when more pets follow. Absent on the last page. */
                     Link?: string;
@@ -158,11 +158,11 @@ export interface operations {
             /** @description `limit`, `status` or `cursor` is invalid, or `Authorization` was sent more than once (added by this service). */
             400: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -173,11 +173,11 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -190,11 +190,11 @@ export interface operations {
             /** @description The request was not received completely within the request timeout; the connection is closed. */
             408: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -202,14 +202,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
+            /** @description Too many requests: the API key reached its limit for the current minute, or this client address failed authentication too often. */
             429: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -222,11 +222,11 @@ export interface operations {
             /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
             431: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -237,11 +237,11 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -252,11 +252,11 @@ export interface operations {
             /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -272,7 +272,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (`keys rotate`), within 24 hours creates nothing and gets the first answer again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen. Make a fresh key for each new animal, such as a new random UUID (`crypto.randomUUID()`), and send it again only to retry that same create. */
+                /** @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header): 1 to 255 visible ASCII characters, as a quoted string or bare. A repeat with the same key and the same body, by the same API key or a key rotated from it (`keys rotate`), within 24 hours creates nothing and gets the first response again, with `Idempotent-Replayed: true`. The same key with another body is 422. Keys of other API keys are never seen. Make a fresh key for each new animal, such as a new random UUID (`crypto.randomUUID()`), and send it again only to retry that same create. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -287,15 +287,15 @@ export interface operations {
             /** @description Animal added and durably stored: sent only once the commit holding it is on stable storage. The body carries the assigned `id`. A replay of an earlier create carries the same body and `Location`. */
             201: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Address of the new animal: absolute, or `/v1/pets/{id}` when the request named no usable host. */
                     Location?: string;
-                    /** @description Present when this answer repeats the one given to an earlier request with the same `Idempotency-Key`; nothing new was created. */
+                    /** @description Present when this response repeats the one given to an earlier request with the same `Idempotency-Key`; nothing new was created. */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -306,11 +306,11 @@ export interface operations {
             /** @description The body lacks required fields, holds invalid values or is not valid JSON, `Idempotency-Key` is malformed, or `Authorization` was sent more than once. */
             400: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -321,11 +321,11 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -338,11 +338,11 @@ export interface operations {
             /** @description The API key is read-only (`forbidden`): adding an animal needs a write key. Checked after the key and before the body, so a read key gets 403 whatever body it sends. */
             403: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -353,11 +353,11 @@ export interface operations {
             /** @description The request was not received completely within the request timeout; the connection is closed. */
             408: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -368,11 +368,11 @@ export interface operations {
             /** @description Another request with the same `Idempotency-Key` is still being processed; retry after `Retry-After` seconds. */
             409: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -385,11 +385,11 @@ export interface operations {
             /** @description The body is larger than 16 KiB. */
             413: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -400,11 +400,11 @@ export interface operations {
             /** @description The body is not application/json. */
             415: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -415,11 +415,11 @@ export interface operations {
             /** @description The `Idempotency-Key` was already used, by this API key or another key of its rotation chain, with a different body. */
             422: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -427,14 +427,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
+            /** @description Too many requests: the API key reached its limit for the current minute, or this client address failed authentication too often. */
             429: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -447,11 +447,11 @@ export interface operations {
             /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
             431: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -462,11 +462,11 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -477,11 +477,11 @@ export interface operations {
             /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. Also when the store could not confirm the animal was written to stable storage: it may then exist, and a retry with the same `Idempotency-Key` creates it at most once. */
             503: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -508,11 +508,11 @@ export interface operations {
             /** @description Animal found. */
             200: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -529,11 +529,11 @@ export interface operations {
             /** @description `petId` is not a signed 64-bit integer, or `Authorization` was sent more than once (added by this service). */
             400: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -550,11 +550,11 @@ export interface operations {
             /** @description Missing or invalid API key. */
             401: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -573,11 +573,11 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -594,11 +594,11 @@ export interface operations {
             /** @description The request was not received completely within the request timeout; the connection is closed. */
             408: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -615,11 +615,11 @@ export interface operations {
             /** @description The operation has passed its sunset date and is removed. */
             410: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -633,14 +633,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests: the API key used its budget for the current minute, or this client address failed authentication too often. */
+            /** @description Too many requests: the API key reached its limit for the current minute, or this client address failed authentication too often. */
             429: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -659,11 +659,11 @@ export interface operations {
             /** @description The request line and header fields are larger than the server accepts; the connection is closed. */
             431: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -680,11 +680,11 @@ export interface operations {
             /** @description The request failed on the server; the message carries the request id. Never a stack trace. */
             500: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -701,11 +701,11 @@ export interface operations {
             /** @description The store could not be reached within the configured timeouts, or the server is overloaded or shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
-                    /** @description The budget this answer was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key budget is switched off. */
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
                     "RateLimit-Policy"?: string;
-                    /** @description What is left of that budget: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every answer carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;

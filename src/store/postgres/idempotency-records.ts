@@ -27,7 +27,7 @@ const LIVE_RECORD = `SELECT r.fingerprint, p.id, p.name, p.category_id, p.status
 // The oldest expired records first, found through the expires_at index.
 const DELETE_EXPIRED_RECORDS = `DELETE FROM idempotency_records WHERE (api_key_id, idempotency_key) IN (
   SELECT api_key_id, idempotency_key FROM idempotency_records WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`
-// How long a request waits for another one holding the same key before it answers 409.
+// How long a request waits for another one holding the same key before it gets 409.
 const SAME_KEY_WAIT_MS = 2000
 
 /** A live record holds the key: thrown to roll back the transaction's pet, so nothing is written. */
@@ -39,7 +39,7 @@ class KeyTaken extends Error {
   }
 }
 
-/** Creates the pet unless a live record holds the key: then replays it, or answers conflict or in progress. */
+/** Creates the pet unless a live record holds the key: then replays it, or reports conflict or in progress. */
 export async function createPetIdempotently (db: Connections, pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate> {
   try {
     // Under the pet insert lock like every create, so ids still become visible in id order.

@@ -21,7 +21,7 @@ const keepInt8Text = {
 }
 
 // The client gives up reading a little after the server's own statement_timeout would have
-// answered, so a connection that went silent (a network partition) cannot hang a request.
+// responded, so a connection that went silent (a network partition) cannot hang a request.
 const READ_TIMEOUT_MARGIN_MS = 1000
 
 function connectionConfig (target: PostgresTarget, options: PostgresOptions): pg.ClientConfig {
@@ -112,7 +112,7 @@ export class NoHostError extends Error {
 }
 
 /**
- * Whether an error means the database could not be reached or did not answer in time, as
+ * Whether an error means the database could not be reached or did not respond in time, as
  * opposed to a query the database refused. SQLSTATE classes: 08 connection exception,
  * 53 insufficient resources, 57 operator intervention (57014: statement timeout).
  * An error without a SQLSTATE comes from the driver or the network.
@@ -166,7 +166,7 @@ export function isLockTimeout (error: unknown): boolean {
 export function outageReason (error: unknown, options: PostgresOptions): string {
   const cause = describeCause(error)
   if (CONNECT_TIMEOUT_MESSAGES.has(cause)) return `no connection within ${options.connectTimeoutMs ?? 2000} ms (DATABASE_CONNECT_TIMEOUT_MS)`
-  if (cause === 'Query read timeout') return `no answer within ${(options.statementTimeoutMs ?? 5000) + READ_TIMEOUT_MARGIN_MS} ms (DATABASE_STATEMENT_TIMEOUT_MS)`
+  if (cause === 'Query read timeout') return `no response within ${(options.statementTimeoutMs ?? 5000) + READ_TIMEOUT_MARGIN_MS} ms (DATABASE_STATEMENT_TIMEOUT_MS)`
   return cause
 }
 

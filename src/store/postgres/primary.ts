@@ -2,7 +2,7 @@ import pg from 'pg'
 import type { PostgresTarget, SessionAttrs } from './url.ts'
 
 /**
- * A host that answered but does not take writes (a standby, or a primary turned read-only or
+ * A host that responded but does not take writes (a standby, or a primary turned read-only or
  * demoted): its connection is closed and the next host is tried. An outage (see isOutage).
  */
 export class NotPrimaryError extends Error {
@@ -93,7 +93,7 @@ export function clientClassOf (target: PostgresTarget): typeof pg.Client {
         return this
       } catch (error) {
         selector.leave(this.#host)
-        // Not awaited: closing needs no answer, and a silent host would never give one.
+        // Not awaited: closing needs no response, and a silent host would never give one.
         this.end().catch(ignore)
         throw error
       }

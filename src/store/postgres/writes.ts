@@ -11,7 +11,7 @@ import type { NewPet, Pet } from '../../contract/schemas.ts'
  *
  * One lock would make creates wait in line, one commit each; so creates that arrive while a
  * batch is being written are written together, in one statement and one commit. Each caller
- * is answered only after the commit that holds its pet.
+ * gets its result only after the commit that holds its pet.
  */
 
 export const PET_INSERT_LOCK = 0x7065_7470

@@ -2,12 +2,12 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { StoreUnavailableError } from '../store-errors.ts'
 import { rollback } from './conditions.ts'
 
-/** Answers a write's caller: called once the commit that holds the write is durable. */
-type Answer = () => void
+/** Settles a write caller's promise: called once the commit that holds the write is durable. */
+type Settle = () => void
 
 interface Pending {
-  /** Runs the write inside the open transaction and returns how to answer its caller. */
-  write: () => Answer
+  /** Runs the write inside the open transaction and returns how to settle its caller's promise. */
+  write: () => Settle
   oneStatement: boolean
   firstTriedAt: number
   reject: (error: unknown) => void
@@ -16,7 +16,7 @@ interface Pending {
 export interface GroupCommitOptions {
   /**
    * Resolves once the commits made before the call are on stable storage (see WalSync). The
-   * callers of a batch are answered after it; without it, after COMMIT returns.
+   * callers of a batch get their results after it; without it, after COMMIT returns.
    */
   durable?: () => Promise<void>
   /**
@@ -33,7 +33,7 @@ const LOCK_RETRY_MS = 5
 /**
  * Group commit for SQLite: writes that arrive in the same turn of the event loop, or while
  * the sync of the previous commit runs, share one transaction, so one sync makes all of them
- * durable. Each caller is answered only after the commit that holds its write is durable.
+ * durable. Each caller gets its result only after the commit that holds its write is durable.
  * One failing write is rolled back alone and the others still commit: a write of several
  * statements runs in a savepoint of its own; a write of one statement needs none, as SQLite
  * undoes a failed statement by itself and keeps the transaction.
@@ -70,7 +70,7 @@ export class GroupCommit {
       }
       this.#queue.push({ write, oneStatement, firstTriedAt: Number.NaN, reject })
       // While a sync runs, writes wait for it to end and then commit together: they could not
-      // be answered before the sync after it anyway, and one commit writes fewer WAL pages
+      // get their results before the sync after it anyway, and one commit writes fewer WAL pages
       // than one per turn of the event loop.
       if (this.#syncing.size > 0) return
       // setImmediate runs after the poll phase: every request read in this turn joins the batch.
@@ -99,10 +99,10 @@ export class GroupCommit {
     const batch = this.#queue
     this.#queue = []
     if (batch.length === 0) return
-    const answers: Answer[] = []
+    const settles: Settle[] = []
     try {
       if (!this.#lock(batch)) return
-      for (const pending of batch) answers.push(this.#attempt(pending))
+      for (const pending of batch) settles.push(this.#attempt(pending))
       this.#commit.run()
     } catch (error) {
       rollback(this.#db)
@@ -111,11 +111,11 @@ export class GroupCommit {
       return
     }
     if (!this.#options.durable) {
-      for (const answer of answers) answer()
+      for (const settle of settles) settle()
       return
     }
     const synced = this.#options.durable().then(
-      () => { for (const answer of answers) answer() },
+      () => { for (const settle of settles) settle() },
       (error: unknown) => {
         const failure = new StoreUnavailableError('the SQLite WAL could not be synced to disk', { cause: error })
         for (const pending of batch) pending.reject(failure)
@@ -132,7 +132,7 @@ export class GroupCommit {
    * Runs one write of the batch. A write that fails is undone alone and its caller gets the
    * error after the commit; an error that ended the whole transaction is thrown on.
    */
-  #attempt (pending: Pending): Answer {
+  #attempt (pending: Pending): Settle {
     if (pending.oneStatement) {
       try {
         return pending.write()
@@ -144,9 +144,9 @@ export class GroupCommit {
     }
     this.#savepoint.run()
     try {
-      const answer = pending.write()
+      const settle = pending.write()
       this.#release.run()
-      return answer
+      return settle
     } catch (error) {
       this.#rollbackToSavepoint.run()
       this.#release.run()

@@ -25,7 +25,7 @@ export function openDatabase (path: string): DatabaseSync {
     // acknowledged survives a crash or a power cut (the pet writer syncs apart from its
     // commits instead: see filePetWriter). The busy timeout covers the CLI writing while the
     // server runs; it is short because node:sqlite waits synchronously, holding its thread:
-    // past it a write answers 503 and the caller retries. (The pet writer sets its own to 0
+    // past it a write gets 503 and the caller retries. (The pet writer sets its own to 0
     // and waits on a timer.)
     db.exec('PRAGMA busy_timeout = 250')
     db.exec('PRAGMA journal_mode = WAL')

@@ -9,7 +9,7 @@ interface Waiting { resolve: () => void, reject: (error: Error) => void }
 /**
  * Makes commits durable without holding the event loop. The pet writer commits with
  * synchronous=NORMAL: COMMIT writes the transaction to the WAL and returns without an fsync.
- * Its callers are answered only after `durable()` resolves, that is after an fdatasync of the
+ * Its callers' promises settle only after `durable()` resolves, that is after an fdatasync of the
  * WAL that began after their COMMIT returned; from then on the transaction survives a power
  * cut as with synchronous=FULL (SQLite's recovery replays every committed frame of the WAL).
  * The fdatasync runs on the thread pool while the event loop serves other requests; commits
