@@ -9,7 +9,7 @@ import { assertUtf8, parseJsonBytes } from './http/json-body.ts'
 import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { admitKey, bearerAuth } from './auth/bearer.ts'
 import { keyCache } from './auth/key-cache.ts'
-import { openSurfaceBudget } from './auth/open-surface.ts'
+import { publicRoutesLimit } from './auth/public-routes.ts'
 import { cors } from './http/cors.ts'
 import { docsRoutes } from './ops/docs.ts'
 import { lifecycle } from './http/lifecycle.ts'
@@ -127,15 +127,15 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     redisKeyPrefix: config.REDIS_KEY_PREFIX
   })
 
-  // One key cache for the bearer check and the open surface's budget.
+  // One key cache for the bearer check and the public routes' rate limit.
   const keys = keyCache(store, config.KEY_CACHE_TTL_MS)
 
   if (describeRoutes) await app.register((await import('./ops/openapi-generator.ts')).describeRoutes)
-  // The probes: never counted against a budget.
+  // The probes: never counted against a rate limit.
   await app.register(healthRoutes, { store, checkRedis: breaker?.check, isDraining: () => app.isDraining(), ready: metrics.ready })
-  // The open surface: no key needed, every request counted, unknown paths included.
+  // The public routes: no key needed, every request counted, unknown paths included.
   await app.register(async (open) => {
-    open.addHook('onRequest', openSurfaceBudget(keys, now, limits))
+    open.addHook('onRequest', publicRoutesLimit(keys, now, limits))
     open.addHook('onRequest', admitKey(limits))
     // Unknown paths belong to this scope, so its hooks count them; notFoundBeforeBody replies to
     // them before the handler would, and before any body is read.

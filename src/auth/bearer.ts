@@ -67,8 +67,8 @@ export function bearerAuth (keys: KeyCache, store: Store, now: () => number, lim
 }
 
 /**
- * The hook after the key is known (bearerAuth, or the open surface's budget): the request
- * counts against its key (429 over the budget), then a read key is refused a write (403),
+ * The hook after the key is known (bearerAuth, or the public routes' rate limit): the request
+ * counts against its key (429 over the limit), then a read key is refused a write (403),
  * still before the body is read, so a read key learns nothing about a body it may not send.
  * Callback form, as the rate limit's stores reply: the counters in memory at once, with no
  * promise on the path every request with a key takes.

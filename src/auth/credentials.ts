@@ -1,4 +1,4 @@
-/** Reading the Authorization header: shared by the bearer check and the budget of the open surface. */
+/** Reading the Authorization header: shared by the bearer check and the public routes' rate limit. */
 import type { FastifyRequest } from 'fastify'
 import { API_KEY_PATTERN, hashApiKey, KEY_LENGTH } from './api-key.ts'
 import type { ApiKeyRecord } from '../store/types.ts'

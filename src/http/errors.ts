@@ -1,7 +1,7 @@
 import createError from '@fastify/error'
 import type { FastifyError, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { BODY_LIMIT_TEXT, ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
-import { StorageConditionError, StoreUnavailableError } from '../store/store-errors.ts'
+import { StorageFailureError, StoreUnavailableError } from '../store/store-errors.ts'
 
 export interface ErrorDetail { field: string, message: string }
 
@@ -107,9 +107,9 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
 function logFailure (error: FastifyError | ApiError, body: ErrorBody, request: FastifyRequest) {
   // A full disk, a read-only or failing storage: logged once when writes start failing and once
   // when they work again (ops/health.ts), not for each request it fails meanwhile.
-  if (error instanceof StorageConditionError) return
+  if (error instanceof StorageFailureError) return
   if (error instanceof ApiError && error.code === 'unavailable') {
-    // Refused on purpose (overload, shutdown, store down): a condition to watch, not a bug.
+    // Refused on purpose (overload, shutdown, store down): a state to watch, not a bug.
     request.log.warn({ code: body.code, reason: error.message }, 'request refused')
   } else if (body.status >= 500) {
     request.log.error({ err: error }, 'request failed')
@@ -123,8 +123,8 @@ export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {
 }
 
 /**
- * An unknown path is replied to in onRequest, once the hooks before it (the open surface's
- * budget) have run: no body it is sent is read, so a body never turns its 404 into a 400, 413
+ * An unknown path is replied to in onRequest, once the hooks before it (the public routes'
+ * rate limit) have run: no body it is sent is read, so a body never turns its 404 into a 400, 413
  * or 415, as a wrong method's 405 never is either.
  */
 export const notFoundBeforeBody: onRequestHookHandler = (request, reply, done) => {

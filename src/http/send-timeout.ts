@@ -12,7 +12,7 @@ interface Progress { delivered: number, since: number }
  * this: a reply the client does not read never finishes, so the connection is never idle and
  * its request is complete. The clock measures time without progress, not the whole transfer:
  * it starts over whenever a write to the socket completes, so a slow reader that keeps reading
- * is never cut. Progress is seen per write, so a large body is written in pieces (the docs
+ * is never cut. Progress is seen per write, so a large body is written in chunks (the docs
  * script, ops/docs.ts).
  *
  * One timer for every connection, as Node checks its own request timeouts: a sweep every

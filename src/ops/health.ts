@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Gauge } from 'prom-client'
 import { ApiError } from '../http/errors.ts'
-import { StorageConditionError } from '../store/store-errors.ts'
+import { StorageFailureError } from '../store/store-errors.ts'
 import type { Store } from '../store/types.ts'
 
 export interface HealthOptions {
@@ -31,7 +31,7 @@ export const READINESS_FRESH_MS = 250
  */
 export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
   const readiness = new Readiness(options, app.log)
-  // One line when writes start failing for a condition of the storage (disk full, read-only,
+  // One line when writes start failing for a storage failure (disk full, read-only,
   // I/O error), one when they work again; the requests failed in between log nothing more.
   // Not ready at once: the balancer should stop sending writes that cannot succeed.
   options.store.watchWrites((failure) => {
@@ -94,9 +94,9 @@ class Readiness {
   }
 
   /** The store's news of its writes: failing makes the instance not ready at once. */
-  writesChanged (failure: StorageConditionError | undefined): void {
+  writesChanged (failure: StorageFailureError | undefined): void {
     // Working again clears only what failing writes caused; anything else waits for a check.
-    if (failure === undefined && !(this.#problem instanceof StorageConditionError)) return
+    if (failure === undefined && !(this.#problem instanceof StorageFailureError)) return
     this.#generation++
     this.#checkedAt = performance.now()
     // The store's own line tells this change.
@@ -110,12 +110,12 @@ class Readiness {
     try {
       await this.#options.store.checkReady()
     } catch (error) {
-      problem = error instanceof StorageConditionError ? error : new ApiError('unavailable', 'The store is not reachable or not migrated')
+      problem = error instanceof StorageFailureError ? error : new ApiError('unavailable', 'The store is not reachable or not migrated')
       cause = error
     }
     if (generation !== this.#generation) return
     this.#checkedAt = performance.now()
-    this.#change(problem, { logged: problem instanceof StorageConditionError, cause })
+    this.#change(problem, { logged: problem instanceof StorageFailureError, cause })
   }
 
   #change (problem: Error | undefined, { logged, cause }: { logged: boolean, cause?: unknown }): void {
@@ -140,5 +140,5 @@ type ReadinessState = 'ready' | 'writes failing' | 'unreachable'
 
 function stateOf (problem: Error | undefined): ReadinessState {
   if (problem === undefined) return 'ready'
-  return problem instanceof StorageConditionError ? 'writes failing' : 'unreachable'
+  return problem instanceof StorageFailureError ? 'writes failing' : 'unreachable'
 }

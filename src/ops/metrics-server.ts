@@ -7,7 +7,7 @@ import { refuseOtherMethods } from '../http/method-not-allowed.ts'
  * The listener Prometheus scrapes (METRICS_HOST, METRICS_PORT), apart from the API's port as
  * exporters do. Building the exposition holds the event loop for a while and names every
  * route, so it is for the monitoring network only: kept off the API's port, it needs no key,
- * no budget and no shedding, and clients cannot reach it through the load balancer.
+ * no rate limit and no shedding, and clients cannot reach it through the load balancer.
  */
 export function metricsServer (registry: Registry): FastifyInstance {
   // No automatic HEAD route: it would build the exposition to throw it away.

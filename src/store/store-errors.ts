@@ -8,13 +8,13 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * The storage under the store fails, for a condition rather than a bug: the disk is full, the
- * file system or database is read-only, or an I/O error. Replied to like an outage (503
+ * The storage under the store fails (not the code): the disk is full, the file system or
+ * database is read-only, or an I/O error. Replied to like an outage (503
  * `unavailable`); when a write meets it, the store reports writes as failing until one succeeds
  * again (see WriteHealth), so it is logged once per change, not once per request.
  */
-export class StorageConditionError extends StoreUnavailableError {
-  override readonly name = 'StorageConditionError'
+export class StorageFailureError extends StoreUnavailableError {
+  override readonly name = 'StorageFailureError'
 }
 
 /** A one-line reason from a driver or network error; AggregateError (IPv4 and IPv6 tried) has no message of its own. */

@@ -142,13 +142,13 @@ export interface Store {
   migrate(): Promise<string[]>
   /**
    * Throws when the database cannot respond, its schema is behind the code, or writes fail for a
-   * condition of the storage (then it tries one small write, so that an instance no longer sent
+   * storage failure (then it tries one small write, so that an instance no longer sent
    * creates still sees the storage heal).
    */
   checkReady(): Promise<void>
   /**
-   * Calls listener with the error when writes start failing for a condition of the storage
-   * (disk full, read-only, I/O error: StorageConditionError, replied 503), and with undefined
+   * Calls listener with the error when writes start failing for a storage failure
+   * (disk full, read-only, I/O error: StorageFailureError, replied 503), and with undefined
    * when a write succeeds again: once per change, not per failed write.
    */
   watchWrites(listener: WriteStateListener): void

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { describeCause, StorageConditionError, StoreUnavailableError } from '../store-errors.ts'
+import { describeCause, StorageFailureError, StoreUnavailableError } from '../store-errors.ts'
 import { clientClassOf, NotPrimaryError } from './primary.ts'
 import type { PostgresTarget } from './url.ts'
 
@@ -137,7 +137,7 @@ export function isOutage (error: unknown): boolean {
 
 // SQLSTATEs of a storage that cannot take a write: disk_full, read_only_sql_transaction (a
 // standby, or a database set read-only), io_error.
-const STORAGE_CONDITIONS = new Set(['53100', '25006', '58030'])
+const STORAGE_FAILURE_CODES = new Set(['53100', '25006', '58030'])
 
 /** read_only_sql_transaction: the session cannot write. */
 function isReadOnly (error: unknown): error is pg.DatabaseError {
@@ -153,9 +153,9 @@ export function dropsConnection (target: PostgresTarget, error: unknown): boolea
   return isOutage(error) || (target.sessionAttrs !== undefined && isReadOnly(error))
 }
 
-/** The server's reason when error is a condition of its storage rather than a bug; undefined otherwise. */
-export function storageCondition (error: unknown): string | undefined {
-  return error instanceof pg.DatabaseError && STORAGE_CONDITIONS.has(error.code ?? '') ? error.message : undefined
+/** The server's reason when error is a failure of its storage rather than a bug; undefined otherwise. */
+export function storageFailure (error: unknown): string | undefined {
+  return error instanceof pg.DatabaseError && STORAGE_FAILURE_CODES.has(error.code ?? '') ? error.message : undefined
 }
 
 /** lock_timeout ran out (SQLSTATE 55P03): another transaction held the row for too long. */
@@ -174,15 +174,15 @@ export function unavailable (target: PostgresTarget, options: PostgresOptions, e
   return new StoreUnavailableError(`PostgreSQL at ${target.where} is unavailable: ${outageReason(error, options)}`, { cause: error })
 }
 
-/** What a failed statement is thrown as: a storage condition, an outage, or the error itself (a bug of ours). */
+/** What a failed statement is thrown as: a storage failure, an outage, or the error itself (a bug of ours). */
 export function failureOf (target: PostgresTarget, options: PostgresOptions, error: unknown): unknown {
   // With target_session_attrs, read-only means this host is not the primary (any more): an
-  // outage that the next connection's selection ends, not a condition of the storage. With
+  // outage that the next connection's selection ends, not a storage failure. With
   // one host and no target_session_attrs, it stays a database set read-only (below).
   if (target.sessionAttrs !== undefined && isReadOnly(error)) {
     return new StoreUnavailableError(`PostgreSQL at ${target.where} is unavailable: the connection's host no longer takes writes: ${error.message}`, { cause: error })
   }
-  const condition = storageCondition(error)
-  if (condition !== undefined) return new StorageConditionError(`PostgreSQL at ${target.where} cannot write: ${condition}`, { cause: error })
+  const reason = storageFailure(error)
+  if (reason !== undefined) return new StorageFailureError(`PostgreSQL at ${target.where} cannot write: ${reason}`, { cause: error })
   return isOutage(error) ? unavailable(target, options, error) : error
 }

@@ -1,6 +1,6 @@
 import type { NewPet, Pet } from '../../contract/schemas.ts'
 import { loadMigrations } from '../migrations.ts'
-import { StorageConditionError } from '../store-errors.ts'
+import { StorageFailureError } from '../store-errors.ts'
 import { WriteHealth, type WriteStateListener } from '../write-health.ts'
 import { Connections } from './pooled-connections.ts'
 import { createPetIdempotently, deleteExpiredIdempotencyRecords } from './idempotency-records.ts'
@@ -49,7 +49,7 @@ export class PostgresStore implements Store {
 
   /** Runs a write: a full disk, a read-only database or an I/O error mark writes failing (see WriteHealth). */
   #write<T> (write: () => Promise<T>): Promise<T> {
-    return this.#writes.track(write, (error) => error instanceof StorageConditionError ? error : undefined)
+    return this.#writes.track(write, (error) => error instanceof StorageFailureError ? error : undefined)
   }
 
   watchWrites (listener: WriteStateListener): void {

@@ -1,6 +1,6 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { StoreUnavailableError } from '../store-errors.ts'
-import { rollback } from './conditions.ts'
+import { rollback } from './storage-failures.ts'
 
 /** Settles a write caller's promise: called once the commit that holds the write is durable. */
 type Settle = () => void

@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite'
 import { applyMigrations } from '../migrations.ts'
-import { rollback } from './conditions.ts'
+import { rollback } from './storage-failures.ts'
 
 // applied_at, as releases before postgrator wrote it, and still read by them; md5 and run_at are
 // postgrator's, which leaves applied_at to its default.

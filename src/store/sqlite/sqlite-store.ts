@@ -1,10 +1,10 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
-import { StorageConditionError } from '../store-errors.ts'
+import { StorageFailureError } from '../store-errors.ts'
 import { loadMigrations } from '../migrations.ts'
 import { WriteHealth, type WriteStateListener } from '../write-health.ts'
 import { planPetsWithIds } from '../pets-with-ids-plan.ts'
-import { rollback, storageCondition } from './conditions.ts'
+import { rollback, storageFailure } from './storage-failures.ts'
 import { openDatabase } from './open.ts'
 import { filePetWriter, sameConnectionPetWriter, type PetWriter } from './pet-writer.ts'
 import { migrate } from './sqlite-migrate.ts'
@@ -116,11 +116,11 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Runs a write: a full disk, a read-only file or an I/O error become StorageConditionError (see WriteHealth). */
+  /** Runs a write: a full disk, a read-only file or an I/O error become StorageFailureError (see WriteHealth). */
   #write<T> (write: () => Promise<T>): Promise<T> {
     return this.#writes.track(write, (error) => {
-      const condition = storageCondition(error)
-      return condition === undefined ? undefined : new StorageConditionError(`SQLite at ${this.#path} cannot write: ${condition}`, { cause: error })
+      const reason = storageFailure(error)
+      return reason === undefined ? undefined : new StorageFailureError(`SQLite at ${this.#path} cannot write: ${reason}`, { cause: error })
     })
   }
 

@@ -4,14 +4,15 @@ import type { KeyCache } from './key-cache.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
 /**
- * The budget of everything outside the pet operations that is not a probe: the docs page and
- * its script, the OpenAPI document, unknown paths and wrong methods. None needs a key, but
+ * The rate limit of the public routes: everything outside the pet operations that is not a
+ * probe, that is the docs page and its script, the OpenAPI document, unknown paths and wrong
+ * methods. None needs a key, but
  * each reply is counted, so that scanning paths or pulling the docs script flat out is not
  * free: against the caller's key when it sends a usable one, else against its address (the
- * failed-auth budget), and it carries that budget's RateLimit fields.
+ * failed-auth limit), and it carries that limit's RateLimit fields.
  */
-export function openSurfaceBudget (keys: KeyCache, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
-  return async function countOpenRequest (request, reply) {
+export function publicRoutesLimit (keys: KeyCache, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
+  return async function countPublicRequest (request, reply) {
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
     const { hash } = credentialsOf(request)
     const at = now()
