@@ -94,7 +94,7 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
 describe('petstore commands that only read or change data, on a DATABASE_URL with no petstore database', () => {
   const RUN_MIGRATE_FIRST = 'check it, or start the server or run "npm run --silent petstore -- migrate" first'
 
-  // A mistyped DATABASE_URL must not answer from a new, empty database ("no keys", "no such key").
+  // A mistyped DATABASE_URL must not read a new, empty database ("no keys", "no such key").
   const MISSING: Array<{ args: string[], folder: string }> = [
     { args: ['keys', 'list'], folder: '' },
     { args: ['keys', 'revoke', '1'], folder: 'not-made' },

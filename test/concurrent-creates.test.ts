@@ -12,7 +12,7 @@ test(`${CREATES} concurrent creates over real HTTP get ${CREATES} distinct ids, 
   const key = readFileSync(join(dir, 'first-api-key'), 'utf8').trim()
   const authorization = `Bearer ${key}`
 
-  const answers = await Promise.all(Array.from({ length: CREATES }, async (_, index) => {
+  const responses = await Promise.all(Array.from({ length: CREATES }, async (_, index) => {
     const res = await fetch(`${server.url}/v1/pets`, {
       method: 'POST',
       headers: { authorization, 'content-type': 'application/json' },
@@ -20,9 +20,9 @@ test(`${CREATES} concurrent creates over real HTTP get ${CREATES} distinct ids, 
     })
     return { status: res.status, pet: await res.json() as { id: number, name: string, categoryId: number } }
   }))
-  assert.deepEqual(answers.map((answer) => answer.status), Array(CREATES).fill(201))
-  for (const [index, { pet }] of answers.entries()) assert.deepEqual(pet, { id: pet.id, name: `pet ${index}`, categoryId: index })
-  const created = answers.map((answer) => answer.pet.id)
+  assert.deepEqual(responses.map((response) => response.status), Array(CREATES).fill(201))
+  for (const [index, { pet }] of responses.entries()) assert.deepEqual(pet, { id: pet.id, name: `pet ${index}`, categoryId: index })
+  const created = responses.map((response) => response.pet.id)
   assert.equal(new Set(created).size, CREATES, 'distinct ids')
 
   const listed: number[] = []

@@ -7,7 +7,7 @@ import { startServer, type ServerProcess } from './server-process.ts'
  * Crash durability. Per round: a server process under a write load of concurrent creates is
  * killed with SIGKILL at a random moment and started again on the same store. Then:
  * - every pet ever acknowledged with 201 (this round and all before) is there, exactly;
- * - every create whose answer never came is sent again with its Idempotency-Key, and every
+ * - every create whose response never came is sent again with its Idempotency-Key, and every
  *   create ends up as exactly one pet: none lost, none doubled.
  */
 
@@ -23,7 +23,7 @@ export interface CrashOptions {
 
 interface Sent { create: PlannedCreate, id?: string, status?: number, failure?: string }
 
-// Load shedding is off: on a busy test machine it would answer the load with 503 by design,
+// Load shedding is off: on a busy test machine it would refuse the load with 503 by design,
 // which is not what these rounds are about.
 const serverEnv = (storeUrl: string) => ({ DATABASE_URL: storeUrl, RATE_LIMIT_PER_MINUTE: '0', SHUTDOWN_DRAIN_MS: '0', MAX_EVENT_LOOP_DELAY_MS: '0' })
 
@@ -51,10 +51,10 @@ async function crashRound (options: CrashOptions, round: number, acknowledged: M
         const entry: Sent = { create: plannedCreate(`crash-r${round}-w${w}-${n}`) }
         sent.push(entry)
         try {
-          const answer = await postCreate(agent, server.port, options.key, entry.create)
-          entry.status = answer.status
-          if (answer.status === 201) {
-            entry.id = JSON.parse(answer.body).id.toString()
+          const response = await postCreate(agent, server.port, options.key, entry.create)
+          entry.status = response.status
+          if (response.status === 201) {
+            entry.id = JSON.parse(response.body).id.toString()
             acknowledged.set(entry.id!, { id: entry.id!, ...entry.create.expected })
             firstAck()
           }
@@ -79,13 +79,13 @@ async function crashRound (options: CrashOptions, round: number, acknowledged: M
   for (const entry of sent) {
     if (entry.status === 201) tally.acknowledged++
     else if (entry.status !== undefined && entry.status >= 500) tally.serverErrors++
-    else if (entry.status !== undefined) tally.violations.push(`round ${round}: a create answered ${entry.status}`)
+    else if (entry.status !== undefined) tally.violations.push(`round ${round}: a create got ${entry.status}`)
   }
   const restarted = await startServer(serverEnv(options.storeUrl))
   const verifier = new Agent({ keepAlive: true, maxSockets: 4 })
   try {
     await checkAcknowledged(restarted, verifier, options.key, acknowledged, round, tally)
-    await retryUnanswered(restarted, verifier, options.key, sent, acknowledged, round, tally)
+    await retryWithoutResponse(restarted, verifier, options.key, sent, acknowledged, round, tally)
   } finally {
     verifier.destroy()
     const exit = await restarted.stop('SIGTERM')
@@ -105,22 +105,22 @@ async function checkAcknowledged (server: ServerProcess, agent: Agent, key: stri
 }
 
 /**
- * A client that got no answer retries with the same Idempotency-Key: whether or not the first
+ * A client that got no response retries with the same Idempotency-Key: whether or not the first
  * attempt committed, it must end as one pet. A sample of acknowledged creates is retried too:
  * they must replay the same pet.
  */
-async function retryUnanswered (server: ServerProcess, agent: Agent, key: string, sent: Sent[], acknowledged: Map<string, ExactPet>, round: number, tally: FaultTally) {
+async function retryWithoutResponse (server: ServerProcess, agent: Agent, key: string, sent: Sent[], acknowledged: Map<string, ExactPet>, round: number, tally: FaultTally) {
   const retried = [...sent.filter((entry) => entry.status === undefined), ...sent.filter((entry) => entry.status === 201).slice(0, 10)]
   for (const entry of retried) {
-    const answer = await postCreate(agent, server.port, key, entry.create)
-    if (answer.status >= 500) tally.serverErrors++
-    if (answer.status !== 201) {
-      tally.violations.push(`round ${round}: a retry answered ${answer.status}: ${answer.body}`)
+    const response = await postCreate(agent, server.port, key, entry.create)
+    if (response.status >= 500) tally.serverErrors++
+    if (response.status !== 201) {
+      tally.violations.push(`round ${round}: a retry got ${response.status}: ${response.body}`)
       continue
     }
-    const id = JSON.parse(answer.body).id.toString() as string
-    if (entry.id !== undefined && (id !== entry.id || answer.headers['idempotent-replayed'] !== 'true')) {
-      tally.violations.push(`round ${round}: the retry of acknowledged pet ${entry.id} answered pet ${id} (replayed: ${String(answer.headers['idempotent-replayed'])})`)
+    const id = JSON.parse(response.body).id.toString() as string
+    if (entry.id !== undefined && (id !== entry.id || response.headers['idempotent-replayed'] !== 'true')) {
+      tally.violations.push(`round ${round}: the retry of acknowledged pet ${entry.id} got pet ${id} (replayed: ${String(response.headers['idempotent-replayed'])})`)
     }
     entry.id = id
     acknowledged.set(id, { id, ...entry.create.expected })

@@ -25,10 +25,10 @@ async function appOn (t: TestContext, dir: string) {
   return { app, store, log, create, get, readyz }
 }
 
-type Answer = Awaited<ReturnType<Awaited<ReturnType<typeof appOn>>['create']>>
+type CreateResponse = Awaited<ReturnType<Awaited<ReturnType<typeof appOn>>['create']>>
 
 /** 503 unavailable with Retry-After and the Error body naming the request. */
-function assertUnavailable (res: Answer, what: string) {
+function assertUnavailable (res: CreateResponse, what: string) {
   assert.deepEqual({ status: res.statusCode, retryAfter: res.headers['retry-after'], body: res.json() }, {
     status: 503,
     retryAfter: '1',
@@ -45,7 +45,7 @@ function problems (log: ReturnType<typeof captureLog>) {
   }
 }
 
-test('a full disk: creates answer 503 with Retry-After, /readyz fails from the first failed create, one error line; once space is freed a create works and /readyz is 200', async (t) => {
+test('a full disk: creates get 503 with Retry-After, /readyz fails from the first failed create, one error line; once space is freed a create works and /readyz is 200', async (t) => {
   const dir = mountTmpfs(t, '2m')
   if (dir === undefined) return
   const { log, create, get, readyz } = await appOn(t, dir)
@@ -78,7 +78,7 @@ test('a full disk: creates answer 503 with Retry-After, /readyz fails from the f
   assert.deepEqual(log.entries().filter((entry) => ['store writes work again', 'ready again', 'not ready: store'].includes(String(entry.msg))).map((entry) => `${entry.level} ${entry.msg}`), ['30 store writes work again'])
 })
 
-test('a file system that turns read-only under the store: creates answer 503 with Retry-After, /readyz fails from the first failed create, reads go on, one error line; a store lost after that is logged too', async (t) => {
+test('a file system that turns read-only under the store: creates get 503 with Retry-After, /readyz fails from the first failed create, reads go on, one error line; a store lost after that is logged too', async (t) => {
   const disk = mountFailingExt4(t)
   if (disk === undefined) return
   const { store, log, create, get, readyz } = await appOn(t, disk.dir)

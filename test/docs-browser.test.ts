@@ -36,7 +36,7 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
   })
   assert.equal(created.status, 201)
   const petId = JSON.parse(await created.text()).id as number
-  // The deprecation notice the API points callers at: the Link rel="deprecation" of a getPet answer.
+  // The deprecation notice the API points callers at: the Link rel="deprecation" of a getPet response.
   const link = (await fetch(`${origin}/v1/pets/${petId}`, { headers: { authorization: `Bearer ${key}` } })).headers.get('link') ?? ''
   const notice = /<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
   if (!notice?.startsWith(`${origin}/docs#`)) assert.fail(`Link names the docs page: ${link}`)
@@ -78,13 +78,13 @@ async function useDocsPage (page: Page, { origin, key, name, notice, shots }: Do
   assert.match(pageText, /Not shown by the interface, and not offered: updating or deleting animals, categories, orders, events\./)
   assert.match(pageText, /status default: when status is omitted on create, the pet has no status/)
 
-  // "Try it": listPets with the key, answered by this server.
+  // "Try it": listPets with the key, served by this server.
   await page.locator('[id$="/tag/animals/GET/pets"]').getByRole('button', { name: /Test Request/ }).click()
   const client = page.getByRole('dialog')
   await client.getByPlaceholder('Token').fill(key)
-  const answered = page.waitForResponse((response) => response.url().startsWith(`${origin}/v1/pets?`))
+  const responded = page.waitForResponse((response) => response.url().startsWith(`${origin}/v1/pets?`))
   await client.locator('[data-addressbar-action="send"]').filter({ visible: true }).click()
-  const response = await answered
+  const response = await responded
   assert.equal(response.status(), 200)
   assert.equal(response.request().headers().authorization, `Bearer ${key}`)
   await client.getByText(name).first().waitFor()
@@ -118,9 +118,9 @@ test('the createPet form of /docs pre-fills no Idempotency-Key: each "try it" cr
 
   const ids: number[] = []
   for (let visit = 0; visit < 2; visit++) {
-    const answered = page.waitForResponse((response) => response.url() === `${origin}/v1/pets` && response.request().method() === 'POST')
+    const responded = page.waitForResponse((response) => response.url() === `${origin}/v1/pets` && response.request().method() === 'POST')
     await client.locator('[data-addressbar-action="send"]').filter({ visible: true }).click()
-    const response = await answered
+    const response = await responded
     assert.equal(response.request().headers()['idempotency-key'], undefined)
     assert.equal(response.status(), 201)
     assert.equal(response.headers()['idempotent-replayed'], undefined)

@@ -13,7 +13,7 @@ test('a path under /docs that is not the page or its script is 404 not_found wit
   }
 })
 
-test('a 9 000-character path under /docs is answered with at most 200 characters of it', async (t) => {
+test('a 9 000-character path under /docs gets a 404 quoting at most 200 characters of it', async (t) => {
   const { inject } = await buildTestApp(t)
   const path = '/docs/' + 'Q'.repeat(9000)
   const res = await inject({ url: path })
@@ -21,7 +21,7 @@ test('a 9 000-character path under /docs is answered with at most 200 characters
     { status: 404, body: { code: 'not_found', message: `No route for GET ${path.slice(0, 199)}….`, status: 404 } })
 })
 
-test('the script is the same answer on every visit, query or not; HEAD gets its headers without the body', async (t) => {
+test('the script is the same response on every visit, query or not; HEAD gets its headers without the body', async (t) => {
   const { app } = await buildTestApp(t)
   const first = await app.inject({ url: '/docs/js/scalar.js?v=1' })
   const second = await app.inject({ url: '/docs/js/scalar.js' })

@@ -2,18 +2,18 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { AddressInfo } from 'node:net'
 import { buildTestApp } from './helpers.ts'
-import { exchange, listenTestApp, type RawAnswer } from './raw-http.ts'
+import { exchange, listenTestApp, type RawResponse } from './raw-http.ts'
 
 /**
  * Node ends the body stream of a request without Content-Length or Transfer-Encoding at once
- * (optimizeEmptyRequests). Such a request has no body, and must be answered as the same
+ * (optimizeEmptyRequests). Such a request has no body, and must be replied to as the same
  * request with Content-Length: 0 is, also where a body is read: never left waiting for one.
  */
 
 const EMPTY = { code: 'invalid_request', message: 'The request body is empty; a JSON object is required.', status: 400 }
 
-/** Status, type and body: what a client sees of an answer, without its per-request fields. */
-const seen = (answer: RawAnswer) => ({ status: answer.status, type: answer.headers['content-type'], body: JSON.parse(answer.body) as unknown })
+/** Status, type and body: what a client sees of a response, without its per-request fields. */
+const seen = (response: RawResponse) => ({ status: response.status, type: response.headers['content-type'], body: JSON.parse(response.body) as unknown })
 
 function request (method: string, path: string, headers: Record<string, string>, withLength: boolean): string {
   const lines = Object.entries({ host: 'test', ...headers, ...(withLength ? { 'content-length': '0' } : {}) }).map(([name, value]) => `${name}: ${value}\r\n`)
@@ -45,11 +45,11 @@ describe('requests without a body', () => {
     assert.deepEqual(seen(without), seen(withLength))
   })
 
-  test('every other request without body headers is answered as with Content-Length: 0', async (t) => {
+  test('every other request without body headers is replied to as with Content-Length: 0', async (t) => {
     const { port, key } = await listenTestApp(t)
     const auth = { authorization: `Bearer ${key}` }
     const cases: Array<[string, string, Record<string, string>]> = [
-      // Unknown paths: answered before any body is read (http/errors.ts, notFoundBeforeBody).
+      // Unknown paths: replied to before any body is read (http/errors.ts, notFoundBeforeBody).
       ['POST', '/nowhere', { 'content-type': 'application/json' }],
       ['POST', '/v1/nowhere', { ...auth, 'content-type': 'application/json' }],
       ['POST', '/v1/pets', { ...auth, 'content-type': 'text/plain' }],

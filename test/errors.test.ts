@@ -5,7 +5,7 @@ import { captureLog } from './log-capture.ts'
 
 const SQL_FAILURE = 'SQLITE_CORRUPT: database disk image is malformed in "SELECT id, name FROM pets WHERE id = ?"'
 
-test('an internal failure answers 500 with the Error body and no stack, SQL or library words; the log has it with the request id', async (t) => {
+test('an internal failure replies 500 with the Error body and no stack, SQL or library words; the log has it with the request id', async (t) => {
   const log = captureLog()
   const app = await buildTestApp(t, {
     env: { LOG_LEVEL: 'info' },

@@ -6,7 +6,7 @@ export interface Faults {
   beforeStoreCall?(operation: string): void | Promise<void>
 }
 
-// Called on every request and expected to answer at once, only registering a listener, or read
+// Called on every request and expected to return at once, only registering a listener, or read
 // as /metrics is served (pools); never a point of failure.
 const SYNCHRONOUS = new Set<string | symbol>(['keyVersion', 'watchWrites', 'pools'])
 

@@ -10,7 +10,7 @@ import { send } from './server-process.ts'
 /**
  * Property-based fuzzing over real HTTP: batches of generated requests (valid and hostile
  * methods, paths, query strings, Authorization headers, Idempotency-Keys and bodies) sent in
- * parallel over keep-alive connections. For every answer:
+ * parallel over keep-alive connections. For every response:
  * - no 5xx;
  * - it validates against the OpenAPI document (status documented, Error body where it errs);
  * - without a valid key, never a 2xx;
@@ -23,7 +23,7 @@ export const FUZZ_ENV = {
   // Raised, not switched off: the limiter runs on every request as in production.
   RATE_LIMIT_PER_MINUTE: '100000000',
   FAILED_AUTH_LIMIT_PER_MINUTE: '100000000',
-  // Load shedding answers 503 by design when the machine is busy; it is not what is fuzzed here.
+  // Load shedding replies 503 by design when the machine is busy; it is not what is fuzzed here.
   MAX_EVENT_LOOP_DELAY_MS: '0'
 }
 
@@ -119,7 +119,7 @@ export function fuzzRequest (key: string, revokedKey: string): fc.Arbitrary<Fuzz
   })
 }
 
-/** What was wrong with one answer; empty when nothing. */
+/** What was wrong with one response; empty when nothing. */
 function judge (request: FuzzRequest, status: number, contentType: string | undefined, body: string): string[] {
   const problems = validateResponse({ method: request.method, url: request.path, status, contentType, body })
   if (status >= 500) problems.push(`5xx: ${body}`)
@@ -146,15 +146,15 @@ export async function fuzz (target: FuzzTarget, options: { requests: number, bat
   try {
     await fc.assert(fc.asyncProperty(fc.array(fuzzRequest(target.key, target.revokedKey), { minLength: batchSize, maxLength: batchSize }), async (batch) => {
       const before = await target.store.countPets()
-      const answers = await Promise.all(batch.map((request) => send(agent, target.port, request.method, request.path, request.headers, request.body)))
+      const replies = await Promise.all(batch.map((request) => send(agent, target.port, request.method, request.path, request.headers, request.body)))
       const after = await target.store.countPets()
-      const problems = answers.flatMap((answer, i) => judge(batch[i]!, answer.status, answer.headers['content-type'] as string | undefined, answer.body)
+      const problems = replies.flatMap((response, i) => judge(batch[i]!, response.status, response.headers['content-type'] as string | undefined, response.body)
         .map((problem) => `${describe(batch[i]!)} → ${problem}`))
-      const created = answers.filter((answer) => answer.status === 201 && answer.headers['idempotent-replayed'] === undefined).length
+      const created = replies.filter((response) => response.status === 201 && response.headers['idempotent-replayed'] === undefined).length
       if (after - before !== created) problems.push(`the store grew by ${after - before} for ${created} new pets`)
       result.requests += batch.length
       result.created += created
-      result.serverErrors += answers.filter((answer) => answer.status >= 500).length
+      result.serverErrors += replies.filter((response) => response.status >= 500).length
       if (problems.length > 0) throw new Error(problems.slice(0, 5).join('\n'))
     }), { numRuns: Math.ceil(options.requests / batchSize), seed: options.seed, endOnFailure: false, interruptAfterTimeLimit: 600_000 })
   } finally {

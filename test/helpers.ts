@@ -55,7 +55,7 @@ export async function issueKey (store: Store, name = 'test'): Promise<{ key: str
 export const openapiDocument = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'))
 export const validateResponse = createResponseValidator(openapiDocument)
 
-/** app.inject, plus the check that the answer is one the OpenAPI document allows. */
+/** app.inject, plus the check that the response is one the OpenAPI document allows. */
 export async function injectChecked (app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse> {
   const res = await app.inject(options)
   const errors = validateResponse({
@@ -65,13 +65,13 @@ export async function injectChecked (app: FastifyInstance, options: InjectOption
     contentType: res.headers['content-type'] as string | undefined,
     body: res.body
   })
-  assert.deepEqual(errors, [], `answer does not match openapi.json: ${res.body}`)
+  assert.deepEqual(errors, [], `response does not match openapi.json: ${res.body}`)
   return res
 }
 
 export interface TestApp {
   app: FastifyInstance
-  /** Every API test goes through this: it validates each answer against openapi.json. */
+  /** Every API test goes through this: it validates each response against openapi.json. */
   inject(options: InjectOptions): Promise<LightMyRequestResponse>
   store: Store
   url: string

@@ -4,7 +4,7 @@ import type { InjectOptions } from 'fastify'
 import { buildTestApp, json } from './helpers.ts'
 
 /**
- * No answer quotes more than 200 characters of what the client sent: a 9 000-character path,
+ * No response quotes more than 200 characters of what the client sent: a 9 000-character path,
  * query value, header or body field comes back cut, if at all.
  */
 
@@ -21,7 +21,7 @@ test('a 404 names the path with at most 200 characters of it, cut with an ellips
   assert.equal(short.json().message, `No route for DELETE /${'Q'.repeat(199)}.`, '200 characters are quoted whole')
 })
 
-test('no error answer quotes more than 200 characters of a long path, query value, header or body field', async (t) => {
+test('no error response quotes more than 200 characters of a long path, query value, header or body field', async (t) => {
   const api = await buildTestApp(t)
   const requests: InjectOptions[] = [
     { url: `/v1/${LONG}` },

@@ -18,7 +18,7 @@ function failing (store: Store, operations: Array<keyof Store>): Store {
   })
 }
 
-test('a failure inside the service answers 500 internal naming the request id; the detail goes to the log only', async (t) => {
+test('a failure inside the service replies 500 internal naming the request id; the detail goes to the log only', async (t) => {
   const { store, cleanup } = await createTestStore()
   const { key } = await issueKey(store)
   const stream = new PassThrough()

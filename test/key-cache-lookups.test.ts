@@ -13,7 +13,7 @@ const HASH = 'a'.repeat(64)
 const record = (revokedAt: string | null = null): ApiKeyRecord =>
   ({ id: 7, name: 'ci', prefix: 'psk_abcdefgh', scope: 'write', createdAt: '2026-11-01T00:00:00.000Z', lastUsedAt: null, revokedAt, expiresAt: null, lineageId: 7, rotatedFrom: null })
 
-/** A store whose key lookups answer only when the test says so. */
+/** A store whose key lookups return only when the test says so. */
 function controlledStore (keyVersion?: () => number) {
   const lookups: Array<{ resolve: (key: ApiKeyRecord | undefined) => void, reject: (error: Error) => void }> = []
   const store = {
@@ -44,7 +44,7 @@ test('requests that wait for the same key share one lookup', async () => {
   assert.equal(lookups.length, 1)
   lookups[0]!.resolve(record())
   assert.deepEqual(await Promise.all(waiting), [record(), record(), record()])
-  assert.deepEqual(cache.cached(HASH, 20), record(), 'then answered from the entry')
+  assert.deepEqual(cache.cached(HASH, 20), record(), 'then served from the entry')
   assert.equal(lookups.length, 1)
 })
 
@@ -52,7 +52,7 @@ test('past half its life an entry is looked up again in the background, and what
   const { cache, lookups } = await cachedAtZero()
   assert.deepEqual(cache.cached(HASH, 499), record())
   assert.equal(lookups.length, 1, 'younger than half the bound: no lookup')
-  assert.deepEqual(cache.cached(HASH, 500), record(), 'answered at once, not after the lookup')
+  assert.deepEqual(cache.cached(HASH, 500), record(), 'served at once, not after the lookup')
   assert.deepEqual(cache.cached(HASH, 600), record())
   assert.equal(lookups.length, 2, 'one refresh, shared')
   lookups[1]!.resolve(revoked)
@@ -141,7 +141,7 @@ test('KEY_CACHE_TTL_MS=0 reads the key for every request, sharing nothing', asyn
   lookups[0]!.resolve(record())
   lookups[1]!.resolve(record())
   assert.deepEqual(await Promise.all([first, second]), [record(), record()])
-  assert.equal(cache.cached(HASH, 0), undefined, 'not even an answer of this very millisecond is kept')
+  assert.equal(cache.cached(HASH, 0), undefined, 'not even a result of this very millisecond is kept')
   const third = cache.lookUp(HASH, 0)
   assert.equal(lookups.length, 3)
   lookups[2]!.resolve(record())
@@ -163,7 +163,7 @@ test('with a key version (SQLite), a lookup is shared within a version and not a
   lookups[1]!.resolve(revoked)
   lookups[0]!.resolve(record())
   assert.deepEqual(await Promise.all([a, b, c]), [record(), record(), revoked])
-  assert.deepEqual(cache.cached(HASH, 3), revoked, 'the older lookup, answering last, did not replace the newer entry')
+  assert.deepEqual(cache.cached(HASH, 3), revoked, 'the older lookup, finishing last, did not replace the newer entry')
   assert.deepEqual(cache.cached(HASH, 100_000), revoked, 'exact: no time bound while the version stands')
   assert.equal(lookups.length, 2)
 })

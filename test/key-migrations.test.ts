@@ -8,7 +8,7 @@ import { tempDir } from './processes.ts'
 
 /**
  * The key migrations on a SQLite database that holds keys and idempotency records from before
- * them: every key becomes a write key of its own lineage, and its records keep answering.
+ * them: every key becomes a write key of its own lineage, and its records keep working.
  */
 
 const BEFORE_SCOPES = 4

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { loadConfig } from '../src/config.ts'
 import { buildTestApp, createTestStore, issueKey } from './helpers.ts'
-import { listenTestApp, openSocket, readAnswer, sleep } from './raw-http.ts'
+import { listenTestApp, openSocket, readResponse, sleep } from './raw-http.ts'
 import { send, startServer } from './server-process.ts'
 
 describe('limits on what one client can make the server do', () => {
@@ -15,7 +15,7 @@ describe('limits on what one client can make the server do', () => {
     assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '10000' }).HEADERS_TIMEOUT_MS, 10000)
   })
 
-  test('answers carry the security headers of a JSON API, errors and operational endpoints too', async (t) => {
+  test('replies carry the security headers of a JSON API, errors and operational endpoints too', async (t) => {
     const app = await buildTestApp(t)
     const expected = {
       'x-content-type-options': 'nosniff',
@@ -39,7 +39,7 @@ describe('limits on what one client can make the server do', () => {
     }
   })
 
-  test('browsers on any origin may call the API: preflights get 204, answers expose their headers', async (t) => {
+  test('browsers on any origin may call the API: preflights get 204, replies expose their headers', async (t) => {
     const app = await buildTestApp(t)
     const origin = 'https://example.com'
     const corsOf = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary'))
@@ -74,7 +74,7 @@ describe('limits on what one client can make the server do', () => {
     assert.deepEqual([health.statusCode, corsOf(health.headers)], [405, { vary: 'Origin' }])
   })
 
-  test('an overloaded event loop sheds requests with 503 unavailable and Retry-After; liveness still answers', async (t) => {
+  test('an overloaded event loop sheds requests with 503 unavailable and Retry-After; liveness still replies', async (t) => {
     let clock = Date.now()
     const testApp = await buildTestApp(t, { env: { MAX_EVENT_LOOP_DELAY_MS: '20' }, now: () => clock })
     const { app } = testApp
@@ -112,12 +112,12 @@ describe('limits on what one client can make the server do', () => {
     await sleep(50)
     const again = await openSocket(port)
     held.push(again)
-    const answer = readAnswer(again)
+    const response = readResponse(again)
     again.write(`GET /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
-    assert.equal((await answer).status, 200)
+    assert.equal((await response).status, 200)
   })
 
-  test('a connection that never sends a byte is closed after FIRST_BYTE_TIMEOUT_MS; a slow answer in progress is not cut', async (t) => {
+  test('a connection that never sends a byte is closed after FIRST_BYTE_TIMEOUT_MS; a slow response in progress is not cut', async (t) => {
     const { port, key } = await listenTestApp(t, {
       env: { FIRST_BYTE_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '300', HEADERS_TIMEOUT_MS: '300', CONNECTIONS_CHECK_INTERVAL_MS: '50' },
       faults: { beforeStoreCall: async (operation) => { if (operation === 'getPet') await sleep(900) } }
@@ -138,9 +138,9 @@ describe('limits on what one client can make the server do', () => {
     assert.ok(ended >= 250 && ended < 1500 + stalledMs, `closed after ${ended} ms (the event loop was held up for at most ${stalledMs} ms)`)
     const busy = await openSocket(port)
     t.after(() => busy.destroy())
-    const answer = readAnswer(busy)
+    const response = readResponse(busy)
     busy.write(`GET /v1/pets/1 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
-    assert.equal((await answer).status, 404)
+    assert.equal((await response).status, 404)
   })
 
   test('500 connections sending headers a byte a second do not slow a normal client (p99 < 100 ms), and are cut after HEADERS_TIMEOUT_MS', async (t) => {
@@ -158,7 +158,7 @@ describe('limits on what one client can make the server do', () => {
 
     const slow = await Promise.all(Array.from({ length: 500 }, () => openSocket(server.port)))
     t.after(() => slow.forEach((s) => s.destroy()))
-    const cut = slow.map((socket) => readAnswer(socket, 8000).then((answer) => answer.status, () => 0))
+    const cut = slow.map((socket) => readResponse(socket, 8000).then((response) => response.status, () => 0))
     const request = 'GET /v1/pets HTTP/1.1\r\nHost: test\r\n'
     let sent = 0
     const trickle = setInterval(() => {

@@ -5,11 +5,11 @@ import { connect, type Socket } from 'node:net'
 import { describe, test, type TestContext } from 'node:test'
 import { LINGER } from '../src/http/lingering-close.ts'
 import { createTestStore, issueKey, validateResponse } from './helpers.ts'
-import { listenTestApp, readAnswer, sleep, type RawAnswer } from './raw-http.ts'
+import { listenTestApp, readResponse, sleep, type RawResponse } from './raw-http.ts'
 import { startServer } from './server-process.ts'
 
 /**
- * A body over the limit is refused (413) while the client is still sending it. The answer must
+ * A body over the limit is refused (413) while the client is still sending it. The response must
  * reach the client all the same: the connection lingers, reading and throwing away the rest of
  * the body, within bounds of time and bytes.
  */
@@ -39,24 +39,24 @@ function write (socket: Socket, data: string | Buffer): Promise<boolean> {
   })
 }
 
-interface Upload { answer: RawAnswer | string, socketError?: string, piecesWritten: number }
+interface Upload { response: RawResponse | string, socketError?: string, piecesWritten: number }
 
 /**
  * A 2 MiB body, chunked, 64 KiB a write with a pause of a millisecond after each: a client on a
- * fast link that writes the body while the answer is already on its way. Node's net client ends
+ * fast link that writes the body while the response is already on its way. Node's net client ends
  * its side when the server's FIN arrives, as many HTTP clients do.
  */
 async function uploadTwoMiB (port: number, key: string): Promise<Upload> {
   const socket = await open(port)
   let socketError: string | undefined
   socket.on('error', (error: NodeJS.ErrnoException) => { socketError ??= error.code ?? error.message })
-  const answer = readAnswer(socket, 20_000).catch((error: Error) => error.message)
+  const response = readResponse(socket, 20_000).catch((error: Error) => error.message)
   let piecesWritten = 0
   if (await write(socket, chunkedPost(key))) {
     for (; piecesWritten < 32 && await write(socket, CHUNK); piecesWritten++) await sleep(1)
     await write(socket, '0\r\n\r\n')
   }
-  const result = { answer: await answer, piecesWritten }
+  const result = { response: await response, piecesWritten }
   socket.destroy()
   return socketError === undefined ? result : { ...result, socketError }
 }
@@ -80,11 +80,11 @@ describe('a body refused while it is still arriving', { timeout: 120_000 }, () =
       while (started++ < 100) uploads.push(await uploadTwoMiB(port, key))
     }))
     assert.equal(uploads.length, 100)
-    const failures = uploads.filter(({ answer, socketError }) => {
-      if (typeof answer === 'string' || socketError !== undefined) return true
-      const body = JSON.parse(answer.body)
-      const documented = validateResponse({ method: 'POST', url: '/v1/pets', status: answer.status, contentType: answer.headers['content-type'], body: answer.body })
-      return answer.status !== 413 || answer.headers.connection !== 'close' || documented.length > 0 || JSON.stringify(body) !== JSON.stringify(TOO_LARGE)
+    const failures = uploads.filter(({ response, socketError }) => {
+      if (typeof response === 'string' || socketError !== undefined) return true
+      const body = JSON.parse(response.body)
+      const documented = validateResponse({ method: 'POST', url: '/v1/pets', status: response.status, contentType: response.headers['content-type'], body: response.body })
+      return response.status !== 413 || response.headers.connection !== 'close' || documented.length > 0 || JSON.stringify(body) !== JSON.stringify(TOO_LARGE)
     })
     assert.deepEqual(failures, [], `${failures.length} of 100 uploads lost their 413`)
   })
@@ -95,7 +95,7 @@ describe('a body refused while it is still arriving', { timeout: 120_000 }, () =
     const socket = await open(port, { allowHalfOpen: true })
     t.after(() => socket.destroy())
     socket.on('error', () => {})
-    const answer = readAnswer(socket)
+    const response = readResponse(socket)
     let written = 0
     await write(socket, chunkedPost(key))
     const started = Date.now()
@@ -104,13 +104,13 @@ describe('a body refused while it is still arriving', { timeout: 120_000 }, () =
       if (written > 256 * 1024 * 1024) break
     }
     const elapsed = Date.now() - started
-    assert.deepEqual([(await answer).status, JSON.parse((await answer).body)], [413, TOO_LARGE])
+    assert.deepEqual([(await response).status, JSON.parse((await response).body)], [413, TOO_LARGE])
     // The cut comes from the bytes, not the clock; what the client wrote past the bound sat in the sockets' buffers.
     assert.ok(elapsed < LINGER.ms, `cut after ${elapsed} ms`)
     assert.ok(written > LINGER.bytes && written < LINGER.bytes + 16 * 1024 * 1024, `${(written / 1048576).toFixed(1)} MiB written before the cut`)
   })
 
-  test('a create pipelined behind a refused body is dropped, as its answer could never be sent: no pet is made', async (t) => {
+  test('a create pipelined behind a refused body is dropped, as its response could never be sent: no pet is made', async (t) => {
     const api = await listenTestApp(t)
     const socket = await open(api.port)
     t.after(() => socket.destroy())
@@ -122,8 +122,8 @@ describe('a body refused while it is still arriving', { timeout: 120_000 }, () =
     socket.write(Buffer.concat([Buffer.from(chunkedPost(api.key)), CHUNK, Buffer.from('0\r\n\r\n'), Buffer.from(
       `POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${api.key}\r\nContent-Type: application/json\r\nContent-Length: ${pet.length}\r\n\r\n${pet}`)]))
     await closed
-    const answers = Buffer.concat(received).toString('latin1').match(/^HTTP\/1\.1 \d+/gm)
-    assert.deepEqual(answers, ['HTTP/1.1 413'])
+    const statusLines = Buffer.concat(received).toString('latin1').match(/^HTTP\/1\.1 \d+/gm)
+    assert.deepEqual(statusLines, ['HTTP/1.1 413'])
     // The store is asked after the connection is gone: a create that ran would have finished by now.
     await sleep(200)
     assert.equal(await api.store.countPets(), 0)
@@ -134,16 +134,16 @@ describe('a body refused while it is still arriving', { timeout: 120_000 }, () =
     const socket = await open(port, { allowHalfOpen: true })
     t.after(() => socket.destroy())
     socket.on('error', () => {})
-    const answer = readAnswer(socket)
+    const response = readResponse(socket)
     await write(socket, chunkedPost(key))
     await write(socket, CHUNK)
-    const answered = await answer
+    const refused = await response
     const since = Date.now()
-    assert.deepEqual([answered.status, JSON.parse(answered.body)], [413, TOO_LARGE])
+    assert.deepEqual([refused.status, JSON.parse(refused.body)], [413, TOO_LARGE])
     // One byte of body every 100 ms: never done, never idle.
     while (Date.now() - since < 10_000 && await write(socket, '1\r\nx\r\n')) await sleep(100)
     const cutAfter = Date.now() - since
-    assert.ok(cutAfter >= LINGER.ms - 100 && cutAfter < LINGER.ms + 1500, `cut ${cutAfter} ms after the answer`)
+    assert.ok(cutAfter >= LINGER.ms - 100 && cutAfter < LINGER.ms + 1500, `cut ${cutAfter} ms after the response`)
   })
 
   test('Node ends a connection it does not keep by calling socket.destroySoon() once the response has finished: the call the lingering close replaces', async (t) => {

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Agent } from 'node:http'
-import { send, type HttpAnswer } from './server-process.ts'
+import { send, type HttpResponse } from './server-process.ts'
 
 /**
  * The write load of the fault tests: creates with an Idempotency-Key each, bodies that test
@@ -11,11 +11,11 @@ export interface FaultTally {
   runs: number
   /** Requests sent under load. */
   requests: number
-  /** Creates answered 201. */
+  /** Creates that got 201. */
   acknowledged: number
   /** Acknowledged pets missing afterwards, or not exactly as acknowledged. */
   lost: number
-  /** Answers with a 5xx status. */
+  /** Responses with a 5xx status. */
   serverErrors: number
   /** Everything else that must not happen, described. */
   violations: string[]
@@ -66,7 +66,7 @@ export function plannedCreate (label: string): PlannedCreate {
   return { idempotencyKey: randomUUID(), body, expected }
 }
 
-export function postCreate (agent: Agent, port: number, key: string, create: PlannedCreate): Promise<HttpAnswer> {
+export function postCreate (agent: Agent, port: number, key: string, create: PlannedCreate): Promise<HttpResponse> {
   return send(agent, port, 'POST', '/v1/pets', {
     authorization: `Bearer ${key}`,
     'content-type': 'application/json',
@@ -79,16 +79,16 @@ export async function listAll (agent: Agent, port: number, key: string): Promise
   const pets = new Map<string, ExactPet>()
   let path: string | undefined = '/v1/pets?limit=100'
   while (path) {
-    const answer = await send(agent, port, 'GET', path, { authorization: `Bearer ${key}` })
-    if (answer.status !== 200) throw new Error(`listing ${path} answered ${answer.status}: ${answer.body}`)
-    for (const pet of parseExact<ExactPet[]>(answer.body)) pets.set(pet.id!, pet)
-    const next = /<[^>]*?(\/pets\?[^>]+)>; rel="next"/.exec(String(answer.headers.link ?? ''))?.[1]
+    const response = await send(agent, port, 'GET', path, { authorization: `Bearer ${key}` })
+    if (response.status !== 200) throw new Error(`listing ${path} got ${response.status}: ${response.body}`)
+    for (const pet of parseExact<ExactPet[]>(response.body)) pets.set(pet.id!, pet)
+    const next = /<[^>]*?(\/pets\?[^>]+)>; rel="next"/.exec(String(response.headers.link ?? ''))?.[1]
     path = next ? `/v1${next}` : undefined
   }
   return pets
 }
 
-/** The pet as acknowledged, compared field by field with the text of the answer. */
+/** The pet as acknowledged, compared field by field with the text of the response. */
 export function samePet (stored: ExactPet | undefined, acknowledged: ExactPet): boolean {
   return stored !== undefined && JSON.stringify(Object.entries(stored).sort()) === JSON.stringify(Object.entries(acknowledged).sort())
 }

@@ -40,9 +40,9 @@ test('an X-Request-Id that looks like a key is not taken: a fresh id is made, lo
   const api = await appWithLog(t)
   for (const given of [api.key, `trace-${api.key.slice(0, 30)}`, `psk_${'a'.repeat(20)}`]) {
     const res = await api.app.inject({ url: '/v1/pets', headers: { ...api.auth, 'x-request-id': given } })
-    const answered = String(res.headers['x-request-id'])
-    assert.match(answered, UUID, `kept ${given}`)
-    assert.equal(api.log.entries().at(-1)?.reqId, answered)
+    const returned = String(res.headers['x-request-id'])
+    assert.match(returned, UUID, `kept ${given}`)
+    assert.equal(api.log.entries().at(-1)?.reqId, returned)
   }
   // An id with psk_ and fewer key characters after it is kept.
   const kept = await api.app.inject({ url: '/v1/pets', headers: { ...api.auth, 'x-request-id': `psk_${'a'.repeat(19)}` } })

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { logLines, startServer, tempDir } from './processes.ts'
 
-test('the server process serves /metrics on METRICS_PORT only: the API port answers it 404, and the address is logged', async (t) => {
+test('the server process serves /metrics on METRICS_PORT only: the API port replies 404 to it, and the address is logged', async (t) => {
   const dir = tempDir(t)
   const server = await startServer(t, { DATABASE_URL: `sqlite:${join(dir, 'pets.db')}` })
   assert.notEqual(new URL(server.metricsUrl).port, new URL(server.url).port)

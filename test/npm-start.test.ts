@@ -48,14 +48,14 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.equal((await fetch(`${listening.url}/readyz`)).status, 200)
 
     npm.kill(signal)
-    // Draining: still answering, but no longer ready, so a load balancer moves away.
+    // Draining: still replying, but no longer ready, so a load balancer moves away.
     let sawDraining = false
     const until = Date.now() + DRAIN_MS - 300
     while (Date.now() < until && !sawDraining) {
       const res = await fetch(`${listening.url}/readyz`).catch(() => undefined)
       sawDraining = res?.status === 503
     }
-    assert.ok(sawDraining, '/readyz answered 503 during the drain')
+    assert.ok(sawDraining, '/readyz replied 503 during the drain')
 
     const deadline = Date.now() + 15_000
     while (alive(listening.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))

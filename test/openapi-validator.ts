@@ -3,9 +3,9 @@ import addFormatsModule from 'ajv-formats'
 import type { ValidateFunction } from 'ajv'
 
 /**
- * Checks an HTTP answer against an OpenAPI 3.1 document: the status must be documented for the
- * operation (for HEAD, the GET operation's) and the body must match its schema (a HEAD answer
- * must have none). Answers for paths or methods the document does not have (404, 405) must
+ * Checks an HTTP response against an OpenAPI 3.1 document: the status must be documented for the
+ * operation (for HEAD, the GET operation's) and the body must match its schema (a HEAD response
+ * must have none). Responses for paths or methods the document does not have (404, 405) must
  * still be the Error body.
  */
 
@@ -49,9 +49,9 @@ export function createResponseValidator (document: OpenApiDocument, basePath = '
     const verb = isHead ? 'get' : method.toLowerCase()
     const operation = template ? document.paths[template]?.[verb] : undefined
     const key = operation && documentedKey(operation, status)
-    if (operation && !key) return [`${method} ${template} has no documented ${status} answer`]
+    if (operation && !key) return [`${method} ${template} has no documented ${status} response`]
     if (!operation && status < 400) return [`${method} ${path} → ${status}: not an operation of the document`]
-    if (isHead) return body === '' ? [] : [`${method} ${path} → ${status}: HEAD answer has a body`]
+    if (isHead) return body === '' ? [] : [`${method} ${path} → ${status}: HEAD response has a body`]
     let parsed: unknown
     try {
       parsed = JSON.parse(body)

@@ -67,15 +67,15 @@ test('openapi.json is a valid OpenAPI 3.1 document with the three operations of 
   assert.equal(openapiDocument.info.version, '1.0.0')
 })
 
-test('the answer checker holds a HEAD answer to the statuses its GET operation documents, and to an empty body', () => {
+test('the response checker holds a HEAD response to the statuses its GET operation documents, and to an empty body', () => {
   const head = (url: string, status: number, body = '') => validateResponse({ method: 'HEAD', url, status, body })
   assert.deepEqual(head('/v1/pets', 200), [])
   assert.deepEqual(head('/v1/pets/7', 404), [], 'getPet documents 404')
-  assert.deepEqual(head('/v1/pets', 404), ['HEAD /pets has no documented 404 answer'], 'listPets does not')
-  assert.deepEqual(head('/v1/pets/7', 201), ['HEAD /pets/{petId} has no documented 201 answer'], 'a status only createPet documents')
+  assert.deepEqual(head('/v1/pets', 404), ['HEAD /pets has no documented 404 response'], 'listPets does not')
+  assert.deepEqual(head('/v1/pets/7', 201), ['HEAD /pets/{petId} has no documented 201 response'], 'a status only createPet documents')
   assert.deepEqual(head('/v1/elsewhere', 200), ['HEAD /v1/elsewhere → 200: not an operation of the document'])
-  assert.deepEqual(head('/v1/elsewhere', 404), [], 'an unknown path may answer an error')
-  assert.deepEqual(head('/v1/pets', 200, '[]'), ['HEAD /v1/pets → 200: HEAD answer has a body'])
+  assert.deepEqual(head('/v1/elsewhere', 404), [], 'an unknown path may get an error')
+  assert.deepEqual(head('/v1/pets', 200, '[]'), ['HEAD /v1/pets → 200: HEAD response has a body'])
 })
 
 /** Every schema in the document, with the JSON pointer it sits at. */

@@ -36,7 +36,7 @@ function flatten (attributes: JsonAttribute[] = []): Record<string, unknown> {
 }
 
 /**
- * A trace collector for tests: node:http on a free loopback port, answering every POST with
+ * A trace collector for tests: node:http on a free loopback port, replying to every POST with
  * success. OTLP/JSON bodies are decoded into spans; others (protobuf) are kept raw. Stopped when
  * the test ends.
  */

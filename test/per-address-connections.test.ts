@@ -6,7 +6,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { addressKey } from '../src/auth/rate-limits.ts'
 import { buildTestApp } from './helpers.ts'
 import { captureLog } from './log-capture.ts'
-import { listenTestApp, readAnswer, sleep } from './raw-http.ts'
+import { listenTestApp, readResponse, sleep } from './raw-http.ts'
 
 /**
  * One address cannot take every connection slot: past MAX_CONNECTIONS_PER_ADDRESS its new
@@ -34,9 +34,9 @@ function closedWithin (socket: Socket, ms: number): Promise<{ closed: boolean, b
 }
 
 async function healthz (socket: Socket): Promise<number> {
-  const answer = readAnswer(socket)
+  const response = readResponse(socket)
   socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n')
-  return (await answer).status
+  return (await response).status
 }
 
 describe('connections per client address', () => {
@@ -81,9 +81,9 @@ describe('connections per client address', () => {
   })
 
   // A dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d; an instance bound to IPv4 sees
-  // the same client as a.b.c.d: both are one address, one cap and one failed-auth budget.
+  // the same client as a.b.c.d: both are one address, one cap and one failed-auth limit.
   const ipv6Loopback = Object.values(networkInterfaces()).flat().some((address) => address?.internal && address.family === 'IPv6')
-  test('on a dual-stack listener an IPv4 client and its IPv4-mapped address share one count and one failed-auth budget', { skip: !ipv6Loopback && 'no IPv6 loopback' }, async (t) => {
+  test('on a dual-stack listener an IPv4 client and its IPv4-mapped address share one count and one failed-auth limit', { skip: !ipv6Loopback && 'no IPv6 loopback' }, async (t) => {
     const log = captureLog()
     const api = await buildTestApp(t, { env: { MAX_CONNECTIONS_PER_ADDRESS: '2', FAILED_AUTH_LIMIT_PER_MINUTE: '1', LOG_LEVEL: 'info' }, logStream: log.stream })
     await api.app.listen({ port: 0, host: '::' })
@@ -95,11 +95,11 @@ describe('connections per client address', () => {
     assert.deepEqual(log.entries().filter((line) => line.level === 40).map(({ address }) => address), ['127.0.0.2'])
     assert.equal(await healthz(await connectFrom(t, port, '127.0.0.3')), 200, 'another address is served')
 
-    const answer = readAnswer(mapped)
+    const response = readResponse(mapped)
     mapped.write('GET /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer psk_guess\r\n\r\n')
-    assert.equal((await answer).status, 401)
+    assert.equal((await response).status, 401)
     const asIPv4 = await api.app.inject({ url: '/v1/pets', headers: { authorization: 'Bearer psk_guess' }, remoteAddress: '127.0.0.2' })
-    assert.equal(asIPv4.statusCode, 429, 'the failures over the mapped address spent the IPv4 address\'s budget')
+    assert.equal(asIPv4.statusCode, 429, 'the failures over the mapped address used up the IPv4 address\'s limit')
   })
 
   test('a connection that sends nothing is closed after FIRST_BYTE_TIMEOUT_MS; one that sent part of its headers gets until HEADERS_TIMEOUT_MS', async (t) => {
@@ -108,14 +108,14 @@ describe('connections per client address', () => {
     const silent = await connectFrom(t, port, '127.0.0.2')
     const talking = await connectFrom(t, port, '127.0.0.2')
     talking.write('GET /healthz HTTP/1.1\r\nHost: te')
-    const talkingAnswer = readAnswer(talking, 5000)
+    const talkingResponse = readResponse(talking, 5000)
     const silentFate = await closedWithin(silent, 1000)
     const silentMs = performance.now() - started
     assert.deepEqual(silentFate, { closed: true, bytes: 0 })
     assert.ok(silentMs >= 250 && silentMs < 1000, `silent connection closed after ${silentMs} ms`)
-    const answer = await talkingAnswer
+    const response = await talkingResponse
     const talkingMs = performance.now() - started
-    assert.equal(answer.status, 408)
+    assert.equal(response.status, 408)
     assert.ok(talkingMs >= 1400, `partial headers cut after ${talkingMs} ms, before HEADERS_TIMEOUT_MS`)
   })
 
@@ -130,7 +130,7 @@ describe('connections per client address', () => {
   test('a request sent in time is served even when the event loop was held up past FIRST_BYTE_TIMEOUT_MS before reading it', async (t) => {
     const { port } = await listenTestApp(t, { env: { FIRST_BYTE_TIMEOUT_MS: '100' } })
     const socket = await connectFrom(t, port, '127.0.0.2')
-    const answer = readAnswer(socket, 5000)
+    const response = readResponse(socket, 5000)
     // Let the server take the connection (and start its timer) before the request is sent.
     await sleep(20)
     // Sent from a socket event, so that the server's socket is looked at again only in the next
@@ -145,7 +145,7 @@ describe('connections per client address', () => {
     socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n')
     const until = performance.now() + 300
     while (performance.now() < until);
-    assert.equal((await answer).status, 200)
+    assert.equal((await response).status, 200)
   })
 
   test('16 addresses holding their cap of silent connections, reopened as they are closed, leave another address served', async (t) => {
@@ -173,15 +173,15 @@ describe('connections per client address', () => {
     const floods = Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 2}`).flatMap((address) => Array.from({ length: CAP * 2 }, () => holdOne(address)))
     await sleep(300)
 
-    let answered = 0
+    let served = 0
     const REQUESTS = 200
     const ask = async () => {
       const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.18' })
       socket.on('error', () => {})
       try {
-        const answer = readAnswer(socket, 2000)
+        const response = readResponse(socket, 2000)
         socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n')
-        if ((await answer).status === 200) answered++
+        if ((await response).status === 200) served++
       } catch {} finally { socket.destroy() }
     }
     const deadline = performance.now() + 3000
@@ -192,8 +192,8 @@ describe('connections per client address', () => {
     }
     flood.on = false
     await Promise.all(floods)
-    t.diagnostic(`flood: ${JSON.stringify(tally)}; other address: ${answered} of ${REQUESTS} answered`)
+    t.diagnostic(`flood: ${JSON.stringify(tally)}; other address: ${served} of ${REQUESTS} served`)
     assert.ok(tally.refused > 0 && tally.timedOut > 0, `the flood was held at its cap and reopened: ${JSON.stringify(tally)}`)
-    assert.ok(answered >= REQUESTS * 0.99, `${answered} of ${REQUESTS} answered`)
+    assert.ok(served >= REQUESTS * 0.99, `${served} of ${REQUESTS} served`)
   })
 })

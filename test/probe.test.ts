@@ -132,17 +132,17 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
 
   test('behind a hop whose listings miss the new pet, listPets fails and the rest pass', async (t) => {
     const { baseUrl, key } = await serverWithKey(t)
-    // A stale cache or replica in front: listings answer [], everything else passes through.
+    // A stale cache or replica in front: listings get [], everything else passes through.
     const stale = createServer((request, response) => {
       const stalePath = request.method === 'GET' && /^\/v1\/pets\?/.test(request.url ?? '')
       const chunks: Buffer[] = []
       request.on('data', (chunk: Buffer) => chunks.push(chunk))
       request.on('end', async () => {
         const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => ['authorization', 'content-type', 'idempotency-key'].includes(name))) as Record<string, string>
-        const answer = await fetch(baseUrl.replace(/\/v1$/, '') + request.url, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
-        const body = stalePath && answer.status === 200 ? '[]' : await answer.text()
-        const passed = [...answer.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name))
-        response.writeHead(answer.status, Object.fromEntries(passed)).end(body)
+        const upstream = await fetch(baseUrl.replace(/\/v1$/, '') + request.url, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
+        const body = stalePath && upstream.status === 200 ? '[]' : await upstream.text()
+        const passed = [...upstream.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name))
+        response.writeHead(upstream.status, Object.fromEntries(passed)).end(body)
       })
     })
     const port = await listen(t, stale)

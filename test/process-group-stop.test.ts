@@ -85,9 +85,9 @@ describe('stopping npm start', () => {
           const outcome: Outcome = { sentAt: Date.now() }
           outcomes.push(outcome)
           try {
-            const answer = await send(agent, port, 'GET', '/v1/pets?limit=5', { authorization: `Bearer ${key}` })
-            outcome.status = answer.status
-            outcome.connection = String(answer.headers.connection)
+            const response = await send(agent, port, 'GET', '/v1/pets?limit=5', { authorization: `Bearer ${key}` })
+            outcome.status = response.status
+            outcome.connection = String(response.headers.connection)
           } catch (error) {
             outcome.failure = errorCode(error)
             if (outcome.failure === 'ECONNREFUSED') return
@@ -106,10 +106,10 @@ describe('stopping npm start', () => {
 
       const { draining, closing } = drainTimes(server)
       const tally = countBy(outcomes, (outcome) => outcome.failure ?? String(outcome.status))
-      assert.deepEqual(tally, { 200: outcomes.length }, 'every request answered 200: no reset, no refusal, no 503')
+      assert.deepEqual(tally, { 200: outcomes.length }, 'every request got 200: no reset, no refusal, no 503')
       const duringDrain = outcomes.filter((outcome) => outcome.sentAt > draining)
-      assert.ok(duringDrain.length > 0, 'requests were answered during the drain')
-      assert.deepEqual(countBy(duringDrain, (outcome) => outcome.connection ?? 'none'), { close: duringDrain.length }, 'answers during the drain carry Connection: close')
+      assert.ok(duringDrain.length > 0, 'requests got responses during the drain')
+      assert.deepEqual(countBy(duringDrain, (outcome) => outcome.connection ?? 'none'), { close: duringDrain.length }, 'responses during the drain carry Connection: close')
       assert.ok(closing - draining >= DRAIN_MS - 5, `the drain ran its full length: closing ${closing - draining} ms after draining`)
       const repeats = logLinesOf(server.stdout()).filter((line) => String(line.msg).startsWith('signal repeated')).length
       t.diagnostic(`${outcomes.length} requests, ${duringDrain.length} during the drain; closing ${closing - draining} ms after draining; ${repeats} repeated signal(s) taken as the same stop`)

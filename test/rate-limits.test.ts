@@ -24,21 +24,21 @@ function withoutReset (res: LightMyRequestResponse) {
 }
 
 describe('rate limit per API key', () => {
-  test('every answer of the operations carries the key budget, counting down', async (t) => {
+  test('every response of the operations carries the key\'s limit, counting down', async (t) => {
     const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '5' } })
-    const answers = [
+    const responses = [
       await app.inject({ url: '/v1/pets', headers: app.auth }),
       await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, ...json }, payload: '{"name":"Rex","categoryId":7}' }),
       await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, ...json }, payload: '{"name":""}' }),
       await app.inject({ url: '/v1/pets/99', headers: app.auth }),
       await app.inject({ url: '/v1/pets?limit=0', headers: app.auth })
     ]
-    assert.deepEqual(answers.map(withoutReset), [200, 201, 400, 404, 400].map((status, i) => ({
+    assert.deepEqual(responses.map(withoutReset), [200, 201, 400, 404, 400].map((status, i) => ({
       status, policy: '"default";q=5;w=60', state: `"default";r=${4 - i}`, retryAfter: undefined
     })))
   })
 
-  test('past the budget: 429 rate_limited with Retry-After; another key keeps its own budget', async (t) => {
+  test('past the limit: 429 rate_limited with Retry-After; another key keeps its own limit', async (t) => {
     const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '2' } })
     const other = await issueKey(app.store, 'other')
     for (let i = 0; i < 2; i++) assert.equal((await app.inject({ url: '/v1/pets', headers: app.auth })).statusCode, 200)
@@ -53,17 +53,17 @@ describe('rate limit per API key', () => {
     assert.deepEqual(withoutReset(theirs), { status: 200, policy: '"default";q=2;w=60', state: '"default";r=1', retryAfter: undefined })
   })
 
-  test('a budget\'s minute starts with its first request; once it is over the budget starts again, whole', async (t) => {
+  test('a limit\'s minute starts with its first request; once it is over the count starts again, whole', async (t) => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() })
     const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '2' } })
     const list = () => app.inject({ url: '/v1/pets', headers: app.auth })
-    const answers = [await list()]
+    const responses = [await list()]
     for (const ms of [1_000, 58_999, 1]) {
       t.mock.timers.tick(ms)
-      answers.push(await list())
+      responses.push(await list())
     }
     const policy = '"default";q=2;w=60'
-    assert.deepEqual(answers.map(fields), [
+    assert.deepEqual(responses.map(fields), [
       { status: 200, policy, state: '"default";r=1;t=60', retryAfter: undefined },
       { status: 200, policy, state: '"default";r=0;t=59', retryAfter: undefined },
       { status: 429, policy, state: '"default";r=0;t=1', retryAfter: '1' },
@@ -71,7 +71,7 @@ describe('rate limit per API key', () => {
     ])
   })
 
-  test('RATE_LIMIT_PER_MINUTE=0 switches the key budget off: no fields, never 429', async (t) => {
+  test('RATE_LIMIT_PER_MINUTE=0 switches the per-key limit off: no fields, never 429', async (t) => {
     const app = await buildTestApp(t, { env: { RATE_LIMIT_PER_MINUTE: '0' } })
     for (let i = 0; i < 30; i++) {
       assert.deepEqual(fields(await app.inject({ url: '/v1/pets', headers: app.auth })), { status: 200, policy: undefined, state: undefined, retryAfter: undefined })
@@ -80,7 +80,7 @@ describe('rate limit per API key', () => {
 })
 
 describe('rate limit of failed authentication per client address', () => {
-  test('failures count per address; at the budget the address is refused before any key is checked, a valid one too', async (t) => {
+  test('failures count per address; at the limit the address is refused before any key is checked, a valid one too', async (t) => {
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '3' } })
     const from = (remoteAddress: string, authorization: string) => app.inject({ url: '/v1/pets', headers: { authorization }, remoteAddress })
     const failures = [await from('10.0.0.1', 'Bearer psk_guess1'), await from('10.0.0.1', 'Basic eDp5'), await from('10.0.0.1', '')]
@@ -97,13 +97,13 @@ describe('rate limit of failed authentication per client address', () => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() })
     const app = await buildTestApp(t, { env: { FAILED_AUTH_LIMIT_PER_MINUTE: '1' } })
     const from = (authorization: string) => app.inject({ url: '/v1/pets', headers: { authorization }, remoteAddress: '10.0.0.1' })
-    const answers = [await from('Bearer psk_guess')]
+    const responses = [await from('Bearer psk_guess')]
     for (const ms of [59_999, 1]) {
       t.mock.timers.tick(ms)
-      answers.push(await from(app.auth.authorization))
+      responses.push(await from(app.auth.authorization))
     }
     const policy = '"failed-auth";q=1;w=60'
-    assert.deepEqual(answers.map(fields), [
+    assert.deepEqual(responses.map(fields), [
       { status: 401, policy, state: '"failed-auth";r=0;t=60', retryAfter: undefined },
       { status: 429, policy, state: '"failed-auth";r=0;t=1', retryAfter: '1' },
       { status: 200, policy: '"default";q=1000;w=60', state: '"default";r=999;t=60', retryAfter: undefined }
@@ -145,7 +145,7 @@ describe('rate limit of failed authentication per client address', () => {
 })
 
 describe('rate-limit counters in memory', () => {
-  test(`a budget counts at most ${LOCAL_CACHE_ENTRIES} keys at once: the least recently counted is dropped first, and only that one`, async () => {
+  test(`a limit counts at most ${LOCAL_CACHE_ENTRIES} keys at once: the least recently counted is dropped first, and only that one`, async () => {
     const store = budgetStore('key', { redisKeyPrefix: 'unused:' })
     const count = (key: string) => new Promise<number | undefined>((resolve, reject) => {
       store.incr(key, (error, counted) => { if (error) reject(error); else resolve(counted?.current) }, 60_000, 5)

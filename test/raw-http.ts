@@ -7,7 +7,7 @@ import { buildTestApp, validateResponse, type TestApp, type TestAppOptions } fro
  * oversized headers, requests that never finish.
  */
 
-export interface RawAnswer { status: number, headers: Record<string, string>, body: string, closed: boolean }
+export interface RawResponse { status: number, headers: Record<string, string>, body: string, closed: boolean }
 
 export type ListeningApp = TestApp & { port: number }
 
@@ -27,12 +27,12 @@ export function openSocket (port: number): Promise<Socket> {
   })
 }
 
-/** Reads one answer: complete when its Content-Length is in, or when the server closes. */
-export function readAnswer (socket: Socket, timeoutMs = 10_000): Promise<RawAnswer> {
+/** Reads one response: complete when its Content-Length is in, or when the server closes. */
+export function readResponse (socket: Socket, timeoutMs = 10_000): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     let received = Buffer.alloc(0)
-    const timer = setTimeout(() => finish(new Error(`no complete answer within ${timeoutMs} ms: ${received.toString('latin1')}`)), timeoutMs)
-    const parse = (closed: boolean): RawAnswer | undefined => {
+    const timer = setTimeout(() => finish(new Error(`no complete response within ${timeoutMs} ms: ${received.toString('latin1')}`)), timeoutMs)
+    const parse = (closed: boolean): RawResponse | undefined => {
       const text = received.toString('latin1')
       const end = text.indexOf('\r\n\r\n')
       if (end < 0) return undefined
@@ -48,20 +48,20 @@ export function readAnswer (socket: Socket, timeoutMs = 10_000): Promise<RawAnsw
     }
     const onData = (chunk: Buffer) => {
       received = Buffer.concat([received, chunk])
-      const answer = parse(false)
-      if (answer) finish(undefined, answer)
+      const response = parse(false)
+      if (response) finish(undefined, response)
     }
     const onEnd = () => {
-      const answer = parse(true)
-      finish(answer ? undefined : new Error(`closed without an answer: ${received.toString('latin1')}`), answer)
+      const response = parse(true)
+      finish(response ? undefined : new Error(`closed without a response: ${received.toString('latin1')}`), response)
     }
-    function finish (error?: Error, answer?: RawAnswer) {
+    function finish (error?: Error, response?: RawResponse) {
       clearTimeout(timer)
       socket.off('data', onData)
       socket.off('end', onEnd)
       socket.off('close', onEnd)
       if (error) reject(error)
-      else resolve(answer!)
+      else resolve(response!)
     }
     socket.on('data', onData)
     socket.on('end', onEnd)
@@ -69,21 +69,21 @@ export function readAnswer (socket: Socket, timeoutMs = 10_000): Promise<RawAnsw
   })
 }
 
-/** Sends bytes on a new connection and reads the answer. */
-export async function exchange (port: number, request: string | Buffer, timeoutMs?: number): Promise<RawAnswer> {
+/** Sends bytes on a new connection and reads the response. */
+export async function exchange (port: number, request: string | Buffer, timeoutMs?: number): Promise<RawResponse> {
   const socket = await openSocket(port)
   try {
-    const answer = readAnswer(socket, timeoutMs)
+    const response = readResponse(socket, timeoutMs)
     socket.write(request)
-    return await answer
+    return await response
   } finally {
     socket.destroy()
   }
 }
 
-/** The same check every inject answer gets: documented status, Error body, JSON. */
-export function documentedErrors (method: string, url: string, answer: RawAnswer): string[] {
-  return validateResponse({ method, url, status: answer.status, contentType: answer.headers['content-type'], body: answer.body })
+/** The same check every inject response gets: documented status, Error body, JSON. */
+export function documentedErrors (method: string, url: string, response: RawResponse): string[] {
+  return validateResponse({ method, url, status: response.status, contentType: response.headers['content-type'], body: response.body })
 }
 
 export function sleep (ms: number): Promise<void> {

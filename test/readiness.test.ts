@@ -5,26 +5,26 @@ import { READINESS_FRESH_MS } from '../src/ops/health.ts'
 import { buildTestApp } from './helpers.ts'
 import { captureLog } from './log-capture.ts'
 
-test('/readyz answers ready; with ?verbose it lists each dependency, without REDIS_URL the store only', async (t) => {
+test('/readyz replies ready; with ?verbose it lists each dependency, without REDIS_URL the store only', async (t) => {
   const { app } = await buildTestApp(t)
   const ready = (url: string) => app.inject({ url }).then((res) => ({ status: res.statusCode, body: JSON.parse(res.body) as unknown }))
   assert.deepEqual(await ready('/readyz'), { status: 200, body: { status: 'ready' } })
   assert.deepEqual(await ready('/readyz?verbose'), { status: 200, body: { status: 'ready', checks: { store: 'up' } } })
 })
 
-test('a burst of /readyz makes a handful of store checks, not one each: probes share a check in flight and its answer for a moment', async (t) => {
+test('a burst of /readyz makes a handful of store checks, not one each: probes share a check in flight and its result for a moment', async (t) => {
   let checks = 0
   const { app } = await buildTestApp(t, { faults: { beforeStoreCall: (operation) => { if (operation === 'checkReady') checks++ } } })
   await app.ready()
   const started = performance.now()
-  const answers: number[] = []
+  const statuses: number[] = []
   for (let round = 0; round < 10; round++) {
     const burst = await Promise.all(Array.from({ length: 100 }, () => app.inject({ url: '/readyz' })))
-    answers.push(...burst.map((res) => res.statusCode))
+    statuses.push(...burst.map((res) => res.statusCode))
   }
   const elapsed = performance.now() - started
-  assert.deepEqual(new Set(answers), new Set([200]))
-  assert.equal(answers.length, 1000)
+  assert.deepEqual(new Set(statuses), new Set([200]))
+  assert.equal(statuses.length, 1000)
   // The one check before the app was ready, then at most one per READINESS_FRESH_MS.
   assert.ok(checks <= 2 + elapsed / READINESS_FRESH_MS, `${checks} store checks for 1000 probes in ${Math.round(elapsed)} ms`)
 })

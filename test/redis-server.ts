@@ -25,7 +25,7 @@ async function freePort (): Promise<number> {
   return address.port
 }
 
-async function answersPing (url: string): Promise<boolean> {
+async function respondsToPing (url: string): Promise<boolean> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null })
   redis.on('error', () => {})
   try {
@@ -40,7 +40,7 @@ async function answersPing (url: string): Promise<boolean> {
 
 /**
  * Starts `redis-server` on 127.0.0.1 and a free port, without persistence, and waits until it
- * answers. Killed by its pid when the test ends (woken first, should the test have stopped it).
+ * responds. Killed by its pid when the test ends (woken first, should the test have stopped it).
  * Without the program the test cannot run: undefined after a loud message, and under CI a
  * failure rather than a skip.
  */
@@ -63,7 +63,7 @@ export async function startRedisServer (t: TestContext): Promise<RedisServer | u
   })
   const url = `redis://127.0.0.1:${port}`
   const deadline = Date.now() + START_TIMEOUT_MS
-  while (!await answersPing(url)) {
+  while (!await respondsToPing(url)) {
     assert.ok(child.exitCode === null && Date.now() < deadline, `redis-server on port ${port} did not start`)
     await sleep(50)
   }

@@ -16,7 +16,7 @@ async function appWithLog (t: import('node:test').TestContext) {
   return { ...testApp, lines }
 }
 
-test('a sane X-Request-Id from the caller is kept on the answer and in the log line', async (t) => {
+test('a sane X-Request-Id from the caller is kept on the response and in the log line', async (t) => {
   const { app, auth, lines } = await appWithLog(t)
   const id = 'trace-42.abc:DEF_9'
   const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': id } })
@@ -30,9 +30,9 @@ test('an insane X-Request-Id is replaced by a generated one, and that one is log
   const { app, auth, lines } = await appWithLog(t)
   for (const given of ['has space', 'x'.repeat(129), 'quote"d', 'new\u00e9', '']) {
     const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': given } })
-    const answered = String(res.headers['x-request-id'])
-    assert.match(answered, UUID, `replaced ${JSON.stringify(given)}`)
-    assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, answered)
+    const returned = String(res.headers['x-request-id'])
+    assert.match(returned, UUID, `replaced ${JSON.stringify(given)}`)
+    assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, returned)
   }
 })
 
@@ -45,7 +45,7 @@ test('a request without X-Request-Id gets a generated one, different each time',
   assert.notEqual(first, second)
 })
 
-test('a 5xx names the same request id in its message, on the answer and in the log', async (t) => {
+test('a 5xx names the same request id in its message, on the response and in the log', async (t) => {
   const { app, store, auth, lines } = await appWithLog(t)
   await store.close()
   const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': 'req-500-check' } })
@@ -62,9 +62,9 @@ test('an X-Request-Id that is a key in any spelling, or its bare secret, is neit
   const secret = key.slice(4)
   for (const given of [secret, `psk-${secret}`, `PSK_${secret}`, `Psk-${secret.slice(0, 20)}`, `trace.${secret}`, `${secret}:1`]) {
     const res = await app.inject({ url: '/v1/pets', headers: { ...auth, 'x-request-id': given } })
-    const answered = String(res.headers['x-request-id'])
-    assert.match(answered, UUID, `kept ${given}`)
-    assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, answered)
+    const returned = String(res.headers['x-request-id'])
+    assert.match(returned, UUID, `kept ${given}`)
+    assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, returned)
   }
   assert.ok(!JSON.stringify(lines).includes(secret.slice(0, 20)), 'the log holds the secret')
 })

@@ -54,7 +54,7 @@ test('a request id the caller does not send is made up and returned in X-Request
   assert.equal(line?.reqId, res.headers['x-request-id'])
 })
 
-test('never logs the key or the Authorization header, whatever the answer', async (t) => {
+test('never logs the key or the Authorization header, whatever the response', async (t) => {
   const api = await appWithLog(t)
   const unknown = 'psk_' + 'Z'.repeat(43)
   await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: '{"name":"Rex","categoryId":7}' })

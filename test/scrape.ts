@@ -18,6 +18,6 @@ export async function scrape (app: FastifyInstance): Promise<string> {
   // As src/server.ts starts the listener: once the app is ready (its first readiness check made).
   await app.ready()
   const res = await metricsListenerOf(app).inject({ url: '/metrics' })
-  if (res.statusCode !== 200) throw new Error(`GET /metrics answered ${res.statusCode}: ${res.body}`)
+  if (res.statusCode !== 200) throw new Error(`GET /metrics got ${res.statusCode}: ${res.body}`)
   return res.body
 }

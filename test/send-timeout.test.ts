@@ -16,7 +16,7 @@ import { listenTestApp, sleep } from './raw-http.ts'
 
 const SEND_TIMEOUT_MS = 500
 // The other timers far away, so that only the send timeout can end these connections; no load
-// shedding, whose 503 the loading of the docs script could bring on; and no anonymous budget,
+// shedding, whose 503 the loading of the docs script could bring on; and no anonymous limit,
 // whose small 429s would let the pipelined replies fit in the kernel's buffers.
 const ENV = {
   MAX_EVENT_LOOP_DELAY_MS: '0',

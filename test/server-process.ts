@@ -62,10 +62,10 @@ export async function startServer (env: Record<string, string>, startTimeoutMs =
   return { child, port, exited, logTail, stop }
 }
 
-export interface HttpAnswer { status: number, headers: Record<string, string | string[] | undefined>, body: string }
+export interface HttpResponse { status: number, headers: Record<string, string | string[] | undefined>, body: string }
 
 /** One request over the agent's keep-alive connections; rejects with the socket error (ECONNRESET…). */
-export function send (agent: Agent, port: number, method: string, path: string, headers: OutgoingHttpHeaders = {}, body?: string): Promise<HttpAnswer> {
+export function send (agent: Agent, port: number, method: string, path: string, headers: OutgoingHttpHeaders = {}, body?: string): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const request = httpRequest({ agent, host: '127.0.0.1', port, method, path, headers }, (response) => {
       const chunks: Buffer[] = []

@@ -7,10 +7,10 @@ import { send, startServer } from './server-process.ts'
 /**
  * Graceful shutdown. Per round: clients on keep-alive connections send creates and lists
  * without pause; SIGTERM comes at a random moment. Like a load balancer, the clients stop
- * sending new requests once /readyz answers 503, and go on until then. Must hold:
+ * sending new requests once /readyz replies 503, and go on until then. Must hold:
  * - no request fails (no reset, no hang-up, no 5xx): only a connection the server no longer
  *   accepts may be refused;
- * - readiness turns false soon after the signal and stays so, while answers still come, each
+ * - readiness turns false soon after the signal and stays so, while responses still come, each
  *   with Connection: close from then on;
  * - the process exits 0 within the drain window plus a margin;
  * - every acknowledged create is in the store afterwards.
@@ -44,7 +44,7 @@ export async function shutdownRounds (options: ShutdownOptions): Promise<FaultTa
 async function shutdownRound (options: ShutdownOptions, round: number): Promise<FaultTally> {
   const tally: FaultTally = { ...emptyTally(), runs: 1 }
   const drainMs = options.drainMs ?? 1000
-  // Load shedding is off: on a busy test machine it would answer the load with 503 by design.
+  // Load shedding is off: on a busy test machine it would refuse the load with 503 by design.
   const server = await startServer({ DATABASE_URL: options.storeUrl, RATE_LIMIT_PER_MINUTE: '0', SHUTDOWN_DRAIN_MS: String(drainMs), MAX_EVENT_LOOP_DELAY_MS: '0' })
   const agent = new Agent({ keepAlive: true, maxSockets: options.workers ?? 8 })
   const outcomes: Outcome[] = []
@@ -58,12 +58,12 @@ async function shutdownRound (options: ShutdownOptions, round: number): Promise<
         const outcome: Outcome = { sentAt: Date.now() }
         outcomes.push(outcome)
         try {
-          const answer = n % 2 === 0
+          const response = n % 2 === 0
             ? await postCreate(agent, server.port, options.key, plannedCreate(`shutdown-r${round}-w${w}-${n}`))
             : await send(agent, server.port, 'GET', '/v1/pets?limit=5', { authorization: `Bearer ${options.key}` })
-          outcome.status = answer.status
-          outcome.connection = String(answer.headers.connection)
-          if (answer.status === 201) outcome.petId = JSON.parse(answer.body).id.toString()
+          outcome.status = response.status
+          outcome.connection = String(response.headers.connection)
+          if (response.status === 201) outcome.petId = JSON.parse(response.body).id.toString()
         } catch (error) {
           outcome.failure = errorCode(error)
           if (outcome.failure === 'ECONNREFUSED') return
@@ -74,9 +74,9 @@ async function shutdownRound (options: ShutdownOptions, round: number): Promise<
       while (!stopSending.signal.aborted) {
         const startedAt = Date.now()
         try {
-          const answer = await send(new Agent({ keepAlive: false }), server.port, 'GET', '/readyz')
-          probes.push({ startedAt, endedAt: Date.now(), status: answer.status })
-          if (answer.status === 503) stopSending.abort()
+          const response = await send(new Agent({ keepAlive: false }), server.port, 'GET', '/readyz')
+          probes.push({ startedAt, endedAt: Date.now(), status: response.status })
+          if (response.status === 503) stopSending.abort()
         } catch (error) {
           probes.push({ startedAt, endedAt: Date.now(), failure: errorCode(error) })
           stopSending.abort()
@@ -98,7 +98,7 @@ async function shutdownRound (options: ShutdownOptions, round: number): Promise<
     await server.stop('SIGKILL')
   }
 
-  // The drain began no later than the end of the first probe that answered 503; the server
+  // The drain began no later than the end of the first probe that got 503; the server
   // turns readiness false and starts closing connections in one step.
   const drainSeenAt = probes.find((probe) => probe.status === 503)?.endedAt ?? Infinity
   tally.requests = outcomes.length
@@ -110,9 +110,9 @@ async function shutdownRound (options: ShutdownOptions, round: number): Promise<
     } else if (outcome.failure === 'ECONNREFUSED' && outcome.sentAt < signalAt) {
       tally.violations.push(`round ${round}: a request sent before the signal was refused`)
     } else if (outcome.status !== undefined && (outcome.status < 200 || outcome.status > 299)) {
-      tally.violations.push(`round ${round}: a request answered ${outcome.status}`)
+      tally.violations.push(`round ${round}: a request got ${outcome.status}`)
     } else if (outcome.sentAt > drainSeenAt && outcome.connection !== 'close' && outcome.status !== undefined) {
-      tally.violations.push(`round ${round}: an answer during the drain kept its connection open`)
+      tally.violations.push(`round ${round}: a response during the drain kept its connection open`)
     }
   }
   if (drainSeenAt - signalAt > SIGNAL_DELIVERY_MS) tally.violations.push(`round ${round}: readiness still true ${drainSeenAt - signalAt} ms after the signal`)

@@ -6,7 +6,7 @@ import { openStore } from '../src/store/index.ts'
 import { tempDir } from './processes.ts'
 import { issueKey, json, testConfig } from './helpers.ts'
 
-test('a create while another process holds the SQLite write lock answers 503 unavailable, then works once it is released', async (t) => {
+test('a create while another process holds the SQLite write lock gets 503 unavailable, then works once it is released', async (t) => {
   const path = `${tempDir(t)}/petstore.db`
   const store = await openStore(`sqlite:${path}`)
   await store.migrate()
@@ -19,7 +19,7 @@ test('a create while another process holds the SQLite write lock answers 503 una
 
   const started = performance.now()
   const locked = await create()
-  assert.ok(performance.now() - started < 2000, 'answered within the busy timeout, not after a hang')
+  assert.ok(performance.now() - started < 2000, 'refused within the busy timeout, not after a hang')
   assert.equal(locked.statusCode, 503)
   assert.equal(locked.headers['retry-after'], '1')
   assert.deepEqual(locked.json(), { code: 'unavailable', message: `The store is unavailable; retry later (request id ${locked.headers['x-request-id']}).`, status: 503 })

@@ -34,10 +34,10 @@ async function available (t: TestContext): Promise<boolean> {
   return true
 }
 
-test('400 slow request bodies and one address holding thousands of connections leave keyed requests from another address served: 99 % answered 200, p99 at most twice the quiet p99', { timeout: 240_000 }, async (t) => {
+test('400 slow request bodies and one address holding thousands of connections leave keyed requests from another address served: 99 % get 200, p99 at most twice the quiet p99', { timeout: 240_000 }, async (t) => {
   if (!await available(t)) return
   const { haproxy, key } = await startStack(t, TEST_REDIS_URL, {
-    // The measured client's load is far above one key's budget, and shedding is by design.
+    // The measured client's load is far above one key's limit, and shedding is by design.
     RATE_LIMIT_PER_MINUTE: '100000000',
     MAX_EVENT_LOOP_DELAY_MS: '0'
   })
@@ -79,18 +79,18 @@ test('400 slow request bodies and one address holding thousands of connections l
   const attacked = reads.samples.filter((sample) => sample.startedAt >= attackStarted && sample.startedAt < attackEnded)
   const bound = 2 * Math.max(percentile(quiet, 0.99), QUIET_P99_FLOOR_MS)
   t.diagnostic(`quiet: ${describe(quiet)}; under attack: ${describe(attacked)}; p99 bound ${ms(bound)}`)
-  t.diagnostic(`slow bodies: ${report.slow.connected} connections, answers ${JSON.stringify(report.slow.statuses)}, the longest lived ${ms(report.slow.longestMs)}; ` +
+  t.diagnostic(`slow bodies: ${report.slow.connected} connections, responses ${JSON.stringify(report.slow.statuses)}, the longest lived ${ms(report.slow.longestMs)}; ` +
     `flood from ${plan.floodAddress}: ${report.flood.dialled} dialled, ${report.flood.connected} connected, ${report.flood.closedAtOnce} closed at once, at most ${report.flood.mostOpen} open`)
   t.diagnostic(`haproxy: frontend at most ${frontend.smax} of ${frontend.slim} connections, ${frontend.dcon} refused; backend queue at most ${backend?.qmax}, 5xx ${backend?.hrsp_5xx}`)
 
   const served = attacked.filter((sample) => sample.status === 200).length
-  assert.ok(attacked.length > 0 && served >= 0.99 * attacked.length, `under attack ${served} of ${attacked.length} keyed requests answered 200: ${JSON.stringify(statuses(attacked))}`)
+  assert.ok(attacked.length > 0 && served >= 0.99 * attacked.length, `under attack ${served} of ${attacked.length} keyed requests got 200: ${JSON.stringify(statuses(attacked))}`)
   assert.ok(percentile(attacked, 0.99) <= bound, `p99 under attack ${ms(percentile(attacked, 0.99))} is above twice the quiet p99 (${ms(bound)})`)
   // The attack was made: every slow body sent, the flood dialled what it meant to hold.
   assert.ok(report.slow.connected >= 400, `only ${report.slow.connected} slow bodies connected`)
   assert.ok(report.flood.dialled >= plan.floodConnections, `the flood dialled only ${report.flood.dialled} times`)
-  // haproxy answers a slow body 408 once timeout http-request (10 s) is over.
-  assert.ok((report.slow.statuses['408'] ?? 0) > 0, `slow bodies answered ${JSON.stringify(report.slow.statuses)}`)
+  // haproxy refuses a slow body with 408 once timeout http-request (10 s) is over.
+  assert.ok((report.slow.statuses['408'] ?? 0) > 0, `slow bodies got ${JSON.stringify(report.slow.statuses)}`)
   assert.ok(report.slow.longestMs < 13_000, `a slow body held its connection ${ms(report.slow.longestMs)}`)
 })
 
@@ -108,9 +108,9 @@ test('through haproxy a client-chosen X-Forwarded-For changes nothing counted: g
     }
   }
   const guesses = async (localAddress: string, forwardedFor: (i: number) => string) => {
-    const answers: number[] = []
-    for (let i = 0; i < LIMIT + 3; i++) answers.push(await from(localAddress, { authorization: `Bearer psk_guess${i}`, 'x-forwarded-for': forwardedFor(i) }))
-    return answers
+    const statuses: number[] = []
+    for (let i = 0; i < LIMIT + 3; i++) statuses.push(await from(localAddress, { authorization: `Bearer psk_guess${i}`, 'x-forwarded-for': forwardedFor(i) }))
+    return statuses
   }
   const limited = [...Array<number>(LIMIT).fill(401), 429, 429, 429]
   const found = {
@@ -136,7 +136,7 @@ test('through haproxy a client-chosen X-Forwarded-For changes nothing counted: g
 
 test('haproxy hands an instance only the address it saw in X-Forwarded-For, never what the client wrote there', async (t) => {
   if (unavailable(t, 'haproxy', haproxyMissing())) return
-  // Two ready instances that answer with the X-Forwarded-For lines they got.
+  // Two ready instances that reply with the X-Forwarded-For lines they got.
   const echo = async () => {
     const server = createServer((request, response) => {
       if (request.url === '/readyz') return response.end('{"status":"ready"}')

@@ -9,12 +9,12 @@ import { freePort, startHaproxy, type Haproxy } from './haproxy.ts'
 import { parseExact, plannedCreate, postCreate, samePet, errorCode, type ExactPet } from './load.ts'
 import { freshSchema } from './pg-schema.ts'
 import { runCli, stopProcess } from './processes.ts'
-import { send, startServer, type HttpAnswer, type ServerProcess } from './server-process.ts'
+import { send, startServer, type HttpResponse, type ServerProcess } from './server-process.ts'
 
 /**
  * Steady load through the balancer, as clients that never retry: workers send listings, getPet
  * of pets created before, and creates with an Idempotency-Key, each request once. Anything but
- * the expected answer is a failure: a connection error, a 5xx, any other status, a wrong pet.
+ * the expected response is a failure: a connection error, a 5xx, any other status, a wrong pet.
  */
 
 export interface Sample { startedAt: number, ms: number }
@@ -24,7 +24,7 @@ export interface LoadRun {
   stop(): Promise<void>
   samples: Sample[]
   failures: string[]
-  /** Every pet acknowledged with 201, by id, as the answer gave it. */
+  /** Every pet acknowledged with 201, by id, as the response gave it. */
   acknowledged: Map<string, ExactPet>
 }
 
@@ -40,33 +40,33 @@ export function startLoad (port: number, key: string, workers: number): LoadRun 
     const kind = n % 10
     const startedAt = performance.now()
     const sample = () => run.samples.push({ startedAt, ms: performance.now() - startedAt })
-    const expect = (what: string, answer: HttpAnswer, status: number) => {
-      if (answer.status === status) return true
-      run.failures.push(`${what}: ${answer.status} ${answer.body.slice(0, 200)}`)
+    const expect = (what: string, response: HttpResponse, status: number) => {
+      if (response.status === status) return true
+      run.failures.push(`${what}: ${response.status} ${response.body.slice(0, 200)}`)
       return false
     }
     try {
       if (kind < 3 || ids.length === 0) {
         const create = plannedCreate(`stack-${w}`)
-        const answer = await postCreate(agent, port, key, create)
+        const response = await postCreate(agent, port, key, create)
         sample()
-        if (!expect('create', answer, 201)) return
-        const pet = parseExact(answer.body)
-        if (!samePet({ ...create.expected, id: pet.id! }, pet)) run.failures.push(`create answered another pet: ${answer.body}`)
+        if (!expect('create', response, 201)) return
+        const pet = parseExact(response.body)
+        if (!samePet({ ...create.expected, id: pet.id! }, pet)) run.failures.push(`create returned another pet: ${response.body}`)
         run.acknowledged.set(pet.id!, pet)
         ids.push(pet.id!)
       } else if (kind < 6) {
         const id = ids[Math.floor(Math.random() * ids.length)]!
-        const answer = await send(agent, port, 'GET', `/v1/pets/${id}`, { authorization: `Bearer ${key}` })
+        const response = await send(agent, port, 'GET', `/v1/pets/${id}`, { authorization: `Bearer ${key}` })
         sample()
-        if (expect(`getPet ${id}`, answer, 200) && !samePet(parseExact(answer.body), run.acknowledged.get(id)!)) {
-          run.failures.push(`getPet ${id} answered another pet: ${answer.body}`)
+        if (expect(`getPet ${id}`, response, 200) && !samePet(parseExact(response.body), run.acknowledged.get(id)!)) {
+          run.failures.push(`getPet ${id} returned another pet: ${response.body}`)
         }
       } else {
         const path = LIST_PATHS[n % LIST_PATHS.length]!
-        const answer = await send(agent, port, 'GET', path, { authorization: `Bearer ${key}` })
+        const response = await send(agent, port, 'GET', path, { authorization: `Bearer ${key}` })
         sample()
-        expect(`listPets ${path}`, answer, 200)
+        expect(`listPets ${path}`, response, 200)
       }
     } catch (error) {
       sample()
@@ -164,7 +164,7 @@ export function startKeyedReads (port: number, key: string, localAddress: string
   const running = Array.from({ length: workers }, async () => {
     while (!stopping.signal.aborted) {
       const startedAt = performance.now()
-      const status = await send(agent, port, 'GET', '/v1/pets?limit=10', { authorization: `Bearer ${key}` }).then((answer) => answer.status, () => 0)
+      const status = await send(agent, port, 'GET', '/v1/pets?limit=10', { authorization: `Bearer ${key}` }).then((response) => response.status, () => 0)
       samples.push({ startedAt, ms: performance.now() - startedAt, status })
     }
   })
@@ -201,9 +201,9 @@ export interface HostileReport {
   slow: {
     /** Connections made, reopened ones included. */
     connected: number
-    /** The first status line's code of each answered connection, counted. */
+    /** The first status line's code of each connection that got a response, counted. */
     statuses: Record<string, number>
-    /** The longest a connection lived from its connect to an answer or close. */
+    /** The longest a connection lived from its connect to a response or close. */
     longestMs: number
   }
   flood: {
@@ -254,7 +254,7 @@ function runHostile (plan: HostilePlan): void {
     if (stopping) return
     const socket = dial(localAddress)
     let connectedAt = 0
-    let answered = false
+    let responded = false
     let timer: NodeJS.Timeout | undefined
     socket.once('connect', () => {
       connectedAt = performance.now()
@@ -263,8 +263,8 @@ function runHostile (plan: HostilePlan): void {
       timer = setInterval(() => socket.write(' '), plan.slowByteEveryMs)
     })
     socket.on('data', (chunk: Buffer) => {
-      if (answered) return
-      answered = true
+      if (responded) return
+      responded = true
       const status = /^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 'other'
       report.slow.statuses[status] = (report.slow.statuses[status] ?? 0) + 1
     })

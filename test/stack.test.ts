@@ -134,12 +134,12 @@ test('compose.yaml: the instances\' healthcheck is the image\'s HEALTHCHECK: nod
   assert.deepEqual([form, program, flag], ['CMD', 'node', '-e'])
   assert.match(script ?? '', /\/healthz\b/)
   assert.doesNotMatch(script ?? '', /\$/, 'compose would read a $ as one of its variables')
-  const answering = async (status: number) => {
+  const probeExit = async (status: number) => {
     const server = createServer((request, response) => { response.statusCode = request.url === '/healthz' ? status : 404; response.end() })
     const port = await listen(t, server)
     return (await runToExit(['-e', script!], { PORT: String(port) })).code
   }
-  assert.deepEqual({ healthy: await answering(200), failing: await answering(503) }, { healthy: 0, failing: 1 })
+  assert.deepEqual({ healthy: await probeExit(200), failing: await probeExit(503) }, { healthy: 0, failing: 1 })
 })
 
 test('through haproxy the whole API works, and a rolling restart of both instances under load fails no request and loses no acknowledged pet', { timeout: 240_000 }, async (t) => {
@@ -169,7 +169,7 @@ test('through haproxy the whole API works, and a rolling restart of both instanc
     REDIS_KEY_PREFIX: `petstore-stack-${randomBytes(4).toString('hex')}:`,
     HOST: '127.0.0.1',
     TRUST_PROXY: '127.0.0.1',
-    // The load is far above one key's budget; load shedding would answer it with 503 by design
+    // The load is far above one key's limit; load shedding would refuse it with 503 by design
     // on a shared test machine.
     RATE_LIMIT_PER_MINUTE: '100000000',
     MAX_EVENT_LOOP_DELAY_MS: '0'
@@ -230,7 +230,7 @@ test('through haproxy the whole API works, and a rolling restart of both instanc
   t.diagnostic(`acknowledged pets ${load.acknowledged.size}, all found through the balancer`)
 })
 
-test('haproxy sends a request that got no answer to the other instance, except a create without an Idempotency-Key, which is sent once', async (t) => {
+test('haproxy sends a request that got no response to the other instance, except a create without an Idempotency-Key, which is sent once', async (t) => {
   if (unavailable(t, 'haproxy', haproxyMissing())) return
   // Two instances that are ready, and that close the connection on any other request without a word.
   const attempts: string[] = []
@@ -246,13 +246,13 @@ test('haproxy sends a request that got no answer to the other instance, except a
   t.after(() => stopProcess(haproxy.child))
   await haproxy.waitUp('petstore-1')
   await haproxy.waitUp('petstore-2')
-  // A connection per request: each is the first on its connection, which haproxy answers 502
+  // A connection per request: each is the first on its connection, which haproxy gives 502
   // when it gives up (a later one would see its connection closed instead).
   const agent = new Agent({ keepAlive: false })
   const request = async (method: string, headers: Record<string, string> = {}) => {
     attempts.length = 0
-    const answer = await send(agent, haproxy.port, method, '/v1/pets', headers, method === 'POST' ? '{}' : undefined)
-    return { status: answer.status, attempts: [...attempts].sort() }
+    const response = await send(agent, haproxy.port, method, '/v1/pets', headers, method === 'POST' ? '{}' : undefined)
+    return { status: response.status, attempts: [...attempts].sort() }
   }
   // retries 3 with option redispatch 1: four attempts, alternating between the two instances.
   const everyAttempt = (what: string) => ['petstore-1', 'petstore-1', 'petstore-2', 'petstore-2'].map((name) => `${name} ${what}`)

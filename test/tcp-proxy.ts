@@ -7,7 +7,7 @@ import { once } from 'node:events'
  * - forward: pass bytes both ways (the healthy network);
  * - refuse: reset every open connection and each new one at once (the server is down);
  * - blackhole: accept connections and stop passing bytes on all of them, silently (a network
- *   partition: nothing is refused, nothing answers, only timeouts can tell).
+ *   partition: nothing is refused, nothing replies, only timeouts can tell).
  * Leaving refuse or blackhole closes what was open, as a real outage would have. And cut():
  * the link breaks once (both sides of every open connection closed, or reset) while new
  * connections go on being forwarded.

@@ -54,7 +54,7 @@ function descendsFrom (span: ReceivedSpan, ancestor: ReceivedSpan, spans: Receiv
   return false
 }
 
-/** The log line of the request that answered with this X-Request-Id. */
+/** The log line of the request whose response carried this X-Request-Id. */
 async function requestLogLine (server: ServerProcess, requestId: string | null) {
   return waitFor('request log line', () => logLines(server).find((line) => line.msg === 'request' && line.reqId === requestId))
 }

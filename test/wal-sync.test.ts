@@ -73,26 +73,26 @@ test('WalSync: a commit is durable only once a sync that began after it has retu
   await walSync.close()
 })
 
-test('the file pet writer answers a create only after the WAL holding its commit is synced, and a failed sync is an outage', { timeout: 10_000 }, async (t) => {
+test('the file pet writer resolves a create only after the WAL holding its commit is synced, and a failed sync is an outage', { timeout: 10_000 }, async (t) => {
   const path = join(tempDir(t), 'petstore.db')
   const store = await openStore(`sqlite:${path}`)
   await store.migrate()
   await store.close()
   const { sync, calls } = heldSync()
   const writer = filePetWriter(path, sync)
-  let answered: unknown
-  const create = writer.createPet({ name: 'Rex', categoryId: 7n }).then((pet) => { answered = pet })
+  let created: unknown
+  const create = writer.createPet({ name: 'Rex', categoryId: 7n }).then((pet) => { created = pet })
   for (let i = 0; i < 3; i++) await turn()
   assert.equal(calls.length, 1, 'the commit asked for a sync')
   assert.equal(fstatSync(calls[0]!.fd).ino, statSync(`${path}-wal`).ino, 'of the WAL file')
-  // Committed (another connection sees it) but not yet answered: the sync has not returned.
+  // Committed (another connection sees it) but not yet resolved: the sync has not returned.
   const reader = new DatabaseSync(path, { readOnly: true })
   t.after(() => reader.close())
   assert.equal(reader.prepare('SELECT count(*) AS n FROM pets').get()?.n, 1)
-  assert.equal(answered, undefined)
+  assert.equal(created, undefined)
   calls[0]!.release()
   await create
-  assert.deepEqual(answered, { id: 1n, name: 'Rex', categoryId: 7n })
+  assert.deepEqual(created, { id: 1n, name: 'Rex', categoryId: 7n })
 
   const failed = writer.createPet({ name: 'Fido', categoryId: 7n })
   for (let i = 0; i < 3; i++) await turn()
@@ -139,7 +139,7 @@ test('a batch waits for a write lock held by another connection without holding 
   db.close()
 })
 
-test('past the lock wait, only the writes whose own wait is over answer 503; those that came later keep waiting and commit', { timeout: 10_000 }, async (t) => {
+test('past the lock wait, only the writes whose own wait is over get 503; those that came later keep waiting and commit', { timeout: 10_000 }, async (t) => {
   const { db, other } = contendedDatabase(t, 'deadline.db')
   const commits = new GroupCommit(db, { lockWaitMs: 100 })
   const insert = db.prepare('INSERT INTO t (x) VALUES (?)')

@@ -140,12 +140,12 @@ describe('Authorization sent more than once', () => {
       ['a create with the valid key and an empty field', post('{"name":"Rex","categoryId":7}', [`Authorization: Bearer ${api.key}`, 'Authorization: '])]
     ]
     for (const [what, request] of requests) {
-      const answer = await exchange(api.port, request)
+      const response = await exchange(api.port, request)
       const [method, url] = request.split(' ')
-      assert.deepEqual(documentedErrors(method!, url!, answer), [], what)
-      assert.equal(answer.status, 400, what)
-      assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8')
-      assert.deepEqual(JSON.parse(answer.body), TWICE, what)
+      assert.deepEqual(documentedErrors(method!, url!, response), [], what)
+      assert.equal(response.status, 400, what)
+      assert.equal(response.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(JSON.parse(response.body), TWICE, what)
     }
     assert.equal(await api.store.countPets(), 0)
     const once = await exchange(api.port, get('/v1/pets', [`Authorization: Bearer ${api.key}`]))

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { buildTestApp } from '../helpers.ts'
 
 /**
- * The createPet bad-input matrix: each body, its documented answer, and nothing stored.
+ * The createPet bad-input matrix: each body, its documented response, and nothing stored.
  * Field values are written as raw JSON text, so numbers keep the exact spelling sent.
  */
 
@@ -44,101 +44,101 @@ interface BadBody {
   payload: string | Buffer
   /** Defaults to application/json; null sends no Content-Type at all. */
   contentType?: string | null
-  answer: { status: number }
+  response: { status: number }
 }
 
 const BAD_BODIES: BadBody[] = [
-  { input: 'name missing', payload: pet({ name: undefined }), answer: invalid(['body.name', REQUIRED]) },
-  { input: 'categoryId missing', payload: pet({ categoryId: undefined }), answer: invalid(['body.categoryId', REQUIRED]) },
-  { input: 'every field missing', payload: '{}', answer: invalid(['body.name', REQUIRED], ['body.categoryId', REQUIRED]) },
-  { input: 'fields under other names', payload: '{"Name":"Rex","category_id":7}', answer: invalid(['body.name', REQUIRED], ['body.categoryId', REQUIRED]) },
+  { input: 'name missing', payload: pet({ name: undefined }), response: invalid(['body.name', REQUIRED]) },
+  { input: 'categoryId missing', payload: pet({ categoryId: undefined }), response: invalid(['body.categoryId', REQUIRED]) },
+  { input: 'every field missing', payload: '{}', response: invalid(['body.name', REQUIRED], ['body.categoryId', REQUIRED]) },
+  { input: 'fields under other names', payload: '{"Name":"Rex","category_id":7}', response: invalid(['body.name', REQUIRED], ['body.categoryId', REQUIRED]) },
 
-  { input: 'name a number', payload: pet({ name: '5' }), answer: invalid(['body.name', STRING]) },
-  { input: 'name a boolean', payload: pet({ name: 'true' }), answer: invalid(['body.name', STRING]) },
-  { input: 'name an object', payload: pet({ name: '{"first":"Rex"}' }), answer: invalid(['body.name', STRING]) },
-  { input: 'name an array', payload: pet({ name: '["Rex"]' }), answer: invalid(['body.name', STRING]) },
-  { input: 'name null', payload: pet({ name: 'null' }), answer: invalid(['body.name', STRING]) },
-  { input: 'categoryId a numeric string "1"', payload: pet({ categoryId: '"1"' }), answer: invalid(['body.categoryId', INTEGER]) },
-  { input: 'categoryId a boolean', payload: pet({ categoryId: 'true' }), answer: invalid(['body.categoryId', INTEGER]) },
-  { input: 'categoryId an object', payload: pet({ categoryId: '{"id":7}' }), answer: invalid(['body.categoryId', INTEGER]) },
-  { input: 'categoryId an array', payload: pet({ categoryId: '[7]' }), answer: invalid(['body.categoryId', INTEGER]) },
-  { input: 'categoryId null', payload: pet({ categoryId: 'null' }), answer: invalid(['body.categoryId', INTEGER]) },
-  { input: 'categoryId 1.5', payload: pet({ categoryId: '1.5' }), answer: invalid(['body.categoryId', INTEGER]) },
-  { input: 'categoryId 1e3', payload: pet({ categoryId: '1e3' }), answer: invalid(['body.categoryId', NOT_INT64]) },
-  { input: 'categoryId 2^63, one past int64', payload: pet({ categoryId: '9223372036854775808' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
-  { input: 'categoryId -2^63-1, one before int64', payload: pet({ categoryId: '-9223372036854775809' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
-  { input: 'categoryId of 30 digits', payload: pet({ categoryId: '123456789012345678901234567890' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
-  { input: 'categoryId -(30 digits)', payload: pet({ categoryId: '-123456789012345678901234567890' }), answer: invalid(['body.categoryId', OUT_OF_INT64]) },
-  { input: 'categoryId beyond a double', payload: pet({ categoryId: '1e400' }), answer: invalid(['body.categoryId', 'must match format "int64"']) },
-  { input: 'status unknown', payload: pet({ status: '"lost"' }), answer: invalid(['body.status', ONE_OF]) },
-  { input: 'status in another case', payload: pet({ status: '"Available"' }), answer: invalid(['body.status', ONE_OF]) },
-  { input: 'status empty', payload: pet({ status: '""' }), answer: invalid(['body.status', ONE_OF]) },
-  { input: 'status a number', payload: pet({ status: '1' }), answer: invalid(['body.status', ONE_OF]) },
-  { input: 'status an array', payload: pet({ status: '["available"]' }), answer: invalid(['body.status', ONE_OF]) },
-  { input: 'status null', payload: pet({ status: 'null' }), answer: invalid(['body.status', ONE_OF]) },
-  { input: 'every field null', payload: '{"name":null,"categoryId":null,"status":null}', answer: invalid(['body.name', STRING], ['body.categoryId', INTEGER], ['body.status', ONE_OF]) },
+  { input: 'name a number', payload: pet({ name: '5' }), response: invalid(['body.name', STRING]) },
+  { input: 'name a boolean', payload: pet({ name: 'true' }), response: invalid(['body.name', STRING]) },
+  { input: 'name an object', payload: pet({ name: '{"first":"Rex"}' }), response: invalid(['body.name', STRING]) },
+  { input: 'name an array', payload: pet({ name: '["Rex"]' }), response: invalid(['body.name', STRING]) },
+  { input: 'name null', payload: pet({ name: 'null' }), response: invalid(['body.name', STRING]) },
+  { input: 'categoryId a numeric string "1"', payload: pet({ categoryId: '"1"' }), response: invalid(['body.categoryId', INTEGER]) },
+  { input: 'categoryId a boolean', payload: pet({ categoryId: 'true' }), response: invalid(['body.categoryId', INTEGER]) },
+  { input: 'categoryId an object', payload: pet({ categoryId: '{"id":7}' }), response: invalid(['body.categoryId', INTEGER]) },
+  { input: 'categoryId an array', payload: pet({ categoryId: '[7]' }), response: invalid(['body.categoryId', INTEGER]) },
+  { input: 'categoryId null', payload: pet({ categoryId: 'null' }), response: invalid(['body.categoryId', INTEGER]) },
+  { input: 'categoryId 1.5', payload: pet({ categoryId: '1.5' }), response: invalid(['body.categoryId', INTEGER]) },
+  { input: 'categoryId 1e3', payload: pet({ categoryId: '1e3' }), response: invalid(['body.categoryId', NOT_INT64]) },
+  { input: 'categoryId 2^63, one past int64', payload: pet({ categoryId: '9223372036854775808' }), response: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId -2^63-1, one before int64', payload: pet({ categoryId: '-9223372036854775809' }), response: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId of 30 digits', payload: pet({ categoryId: '123456789012345678901234567890' }), response: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId -(30 digits)', payload: pet({ categoryId: '-123456789012345678901234567890' }), response: invalid(['body.categoryId', OUT_OF_INT64]) },
+  { input: 'categoryId beyond a double', payload: pet({ categoryId: '1e400' }), response: invalid(['body.categoryId', 'must match format "int64"']) },
+  { input: 'status unknown', payload: pet({ status: '"lost"' }), response: invalid(['body.status', ONE_OF]) },
+  { input: 'status in another case', payload: pet({ status: '"Available"' }), response: invalid(['body.status', ONE_OF]) },
+  { input: 'status empty', payload: pet({ status: '""' }), response: invalid(['body.status', ONE_OF]) },
+  { input: 'status a number', payload: pet({ status: '1' }), response: invalid(['body.status', ONE_OF]) },
+  { input: 'status an array', payload: pet({ status: '["available"]' }), response: invalid(['body.status', ONE_OF]) },
+  { input: 'status null', payload: pet({ status: 'null' }), response: invalid(['body.status', ONE_OF]) },
+  { input: 'every field null', payload: '{"name":null,"categoryId":null,"status":null}', response: invalid(['body.name', STRING], ['body.categoryId', INTEGER], ['body.status', ONE_OF]) },
 
-  { input: 'name empty', payload: named(''), answer: invalid(['body.name', 'must NOT have fewer than 1 characters']) },
-  { input: 'name of 201 characters', payload: named('x'.repeat(201)), answer: invalid(['body.name', 'must NOT have more than 200 characters']) },
-  { input: 'name of 10 000 characters', payload: named('x'.repeat(10_000)), answer: invalid(['body.name', 'must NOT have more than 200 characters']) },
-  { input: 'name of 100 000 characters (body over 16 KiB)', payload: named('x'.repeat(100_000)), answer: TOO_LARGE },
-  { input: 'name one space', payload: named(' '), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name only spaces', payload: named('   '), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name only Unicode spaces (no-break, em)', payload: named('\u00a0\u2003'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name a tab', payload: named('\t'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with NUL', payload: named('Re\u0000x'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with a line feed', payload: named('Rex\n'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with an escape sequence', payload: named('\u001b[31mRex'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with a C1 control (U+0085 next line)', payload: named('Rex\u0085'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with a C1 control (U+009B control sequence introducer)', payload: named('\u009b31mRex'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with U+0080, the first C1 control', payload: named('Rex\u0080'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with U+009F, the last C1 control', payload: named('Rex\u009f'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with DEL', payload: named('Rex\u007f'), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name a lone high surrogate', payload: pet({ name: '"\\ud800"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
-  { input: 'name with a lone low surrogate', payload: pet({ name: '"Rex\\udc00"' }), answer: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name empty', payload: named(''), response: invalid(['body.name', 'must NOT have fewer than 1 characters']) },
+  { input: 'name of 201 characters', payload: named('x'.repeat(201)), response: invalid(['body.name', 'must NOT have more than 200 characters']) },
+  { input: 'name of 10 000 characters', payload: named('x'.repeat(10_000)), response: invalid(['body.name', 'must NOT have more than 200 characters']) },
+  { input: 'name of 100 000 characters (body over 16 KiB)', payload: named('x'.repeat(100_000)), response: TOO_LARGE },
+  { input: 'name one space', payload: named(' '), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name only spaces', payload: named('   '), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name only Unicode spaces (no-break, em)', payload: named('\u00a0\u2003'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name a tab', payload: named('\t'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with NUL', payload: named('Re\u0000x'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a line feed', payload: named('Rex\n'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with an escape sequence', payload: named('\u001b[31mRex'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a C1 control (U+0085 next line)', payload: named('Rex\u0085'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a C1 control (U+009B control sequence introducer)', payload: named('\u009b31mRex'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with U+0080, the first C1 control', payload: named('Rex\u0080'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with U+009F, the last C1 control', payload: named('Rex\u009f'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with DEL', payload: named('Rex\u007f'), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name a lone high surrogate', payload: pet({ name: '"\\ud800"' }), response: invalid(['body.name', BLANK_OR_CONTROL]) },
+  { input: 'name with a lone low surrogate', payload: pet({ name: '"Rex\\udc00"' }), response: invalid(['body.name', BLANK_OR_CONTROL]) },
 
-  { input: 'name with the byte 0xFF (never UTF-8)', payload: nameWithBytes(0xff), answer: NOT_UTF8 },
-  { input: 'name with a Latin-1 é (0xE9 alone)', payload: nameWithBytes(0xe9), answer: NOT_UTF8 },
-  { input: 'name with a sequence cut short (0xE2 0x82)', payload: nameWithBytes(0xe2, 0x82), answer: NOT_UTF8 },
-  { input: 'name with an overlong slash (0xC0 0xAF)', payload: nameWithBytes(0xc0, 0xaf), answer: NOT_UTF8 },
-  { input: 'name with an encoded surrogate (0xED 0xA0 0x80)', payload: nameWithBytes(0xed, 0xa0, 0x80), answer: NOT_UTF8 },
-  { input: 'name with a code point past U+10FFFF (0xF4 0x90 0x80 0x80)', payload: nameWithBytes(0xf4, 0x90, 0x80, 0x80), answer: NOT_UTF8 },
+  { input: 'name with the byte 0xFF (never UTF-8)', payload: nameWithBytes(0xff), response: NOT_UTF8 },
+  { input: 'name with a Latin-1 é (0xE9 alone)', payload: nameWithBytes(0xe9), response: NOT_UTF8 },
+  { input: 'name with a sequence cut short (0xE2 0x82)', payload: nameWithBytes(0xe2, 0x82), response: NOT_UTF8 },
+  { input: 'name with an overlong slash (0xC0 0xAF)', payload: nameWithBytes(0xc0, 0xaf), response: NOT_UTF8 },
+  { input: 'name with an encoded surrogate (0xED 0xA0 0x80)', payload: nameWithBytes(0xed, 0xa0, 0x80), response: NOT_UTF8 },
+  { input: 'name with a code point past U+10FFFF (0xF4 0x90 0x80 0x80)', payload: nameWithBytes(0xf4, 0x90, 0x80, 0x80), response: NOT_UTF8 },
 
-  { input: 'body null', payload: 'null', answer: NOT_AN_OBJECT },
-  { input: 'body an empty array', payload: '[]', answer: NOT_AN_OBJECT },
-  { input: 'body an array of pets', payload: `[${pet({})}]`, answer: NOT_AN_OBJECT },
-  { input: 'body a string', payload: '"Rex"', answer: NOT_AN_OBJECT },
-  { input: 'body a number', payload: '7', answer: NOT_AN_OBJECT },
-  { input: 'body empty', payload: '', answer: EMPTY },
-  { input: 'body only whitespace', payload: ' \n ', answer: EMPTY },
-  { input: 'malformed JSON: cut short', payload: '{"name":', answer: notJson('Unexpected end of JSON input') },
-  { input: 'malformed JSON: bare keys', payload: '{name:"Rex",categoryId:7}', answer: notJson("Expected property name or '}' in JSON at position 1 (line 1 column 2)") },
-  { input: 'malformed JSON: single quotes', payload: "{'name':'Rex'}", answer: notJson("Expected property name or '}' in JSON at position 1 (line 1 column 2)") },
-  { input: 'malformed JSON: trailing comma', payload: '{"name":"Rex","categoryId":7,}', answer: notJson('Expected double-quoted property name in JSON at position 29 (line 1 column 30)') },
-  { input: 'malformed JSON: two documents', payload: `${pet({})}{}`, answer: notJson('Unexpected non-whitespace character after JSON at position 29 (line 1 column 30)') },
-  { input: 'prototype-poisoned JSON: __proto__', payload: pet({ ['__proto__']: '{"admin":true}' }), answer: POISONED },
-  { input: 'prototype-poisoned JSON: nested __proto__', payload: pet({ meta: '{"__proto__":{"admin":true}}' }), answer: POISONED },
-  { input: 'prototype-poisoned JSON: constructor.prototype', payload: pet({ constructor: '{"prototype":{"admin":true}}' }), answer: POISONED },
+  { input: 'body null', payload: 'null', response: NOT_AN_OBJECT },
+  { input: 'body an empty array', payload: '[]', response: NOT_AN_OBJECT },
+  { input: 'body an array of pets', payload: `[${pet({})}]`, response: NOT_AN_OBJECT },
+  { input: 'body a string', payload: '"Rex"', response: NOT_AN_OBJECT },
+  { input: 'body a number', payload: '7', response: NOT_AN_OBJECT },
+  { input: 'body empty', payload: '', response: EMPTY },
+  { input: 'body only whitespace', payload: ' \n ', response: EMPTY },
+  { input: 'malformed JSON: cut short', payload: '{"name":', response: notJson('Unexpected end of JSON input') },
+  { input: 'malformed JSON: bare keys', payload: '{name:"Rex",categoryId:7}', response: notJson("Expected property name or '}' in JSON at position 1 (line 1 column 2)") },
+  { input: 'malformed JSON: single quotes', payload: "{'name':'Rex'}", response: notJson("Expected property name or '}' in JSON at position 1 (line 1 column 2)") },
+  { input: 'malformed JSON: trailing comma', payload: '{"name":"Rex","categoryId":7,}', response: notJson('Expected double-quoted property name in JSON at position 29 (line 1 column 30)') },
+  { input: 'malformed JSON: two documents', payload: `${pet({})}{}`, response: notJson('Unexpected non-whitespace character after JSON at position 29 (line 1 column 30)') },
+  { input: 'prototype-poisoned JSON: __proto__', payload: pet({ ['__proto__']: '{"admin":true}' }), response: POISONED },
+  { input: 'prototype-poisoned JSON: nested __proto__', payload: pet({ meta: '{"__proto__":{"admin":true}}' }), response: POISONED },
+  { input: 'prototype-poisoned JSON: constructor.prototype', payload: pet({ constructor: '{"prototype":{"admin":true}}' }), response: POISONED },
 
-  { input: 'no Content-Type', payload: pet({}), contentType: null, answer: NOT_JSON_MEDIA },
-  { input: 'Content-Type text/plain', payload: pet({}), contentType: 'text/plain', answer: NOT_JSON_MEDIA },
-  { input: 'Content-Type form-urlencoded', payload: 'name=Rex&categoryId=7', contentType: 'application/x-www-form-urlencoded', answer: NOT_JSON_MEDIA },
-  { input: 'Content-Type application/xml', payload: '<pet><name>Rex</name></pet>', contentType: 'application/xml', answer: NOT_JSON_MEDIA },
-  { input: 'Content-Type a JSON-like vendor type', payload: pet({}), contentType: 'application/vnd.api+json', answer: NOT_JSON_MEDIA },
-  { input: 'body of 16 KiB + 1 byte', payload: named('x'.repeat(16 * 1024 + 1 - named('').length)), answer: TOO_LARGE },
-  { input: 'body of 2 MiB', payload: named('x'.repeat(2 * 1024 * 1024)), answer: TOO_LARGE }
+  { input: 'no Content-Type', payload: pet({}), contentType: null, response: NOT_JSON_MEDIA },
+  { input: 'Content-Type text/plain', payload: pet({}), contentType: 'text/plain', response: NOT_JSON_MEDIA },
+  { input: 'Content-Type form-urlencoded', payload: 'name=Rex&categoryId=7', contentType: 'application/x-www-form-urlencoded', response: NOT_JSON_MEDIA },
+  { input: 'Content-Type application/xml', payload: '<pet><name>Rex</name></pet>', contentType: 'application/xml', response: NOT_JSON_MEDIA },
+  { input: 'Content-Type a JSON-like vendor type', payload: pet({}), contentType: 'application/vnd.api+json', response: NOT_JSON_MEDIA },
+  { input: 'body of 16 KiB + 1 byte', payload: named('x'.repeat(16 * 1024 + 1 - named('').length)), response: TOO_LARGE },
+  { input: 'body of 2 MiB', payload: named('x'.repeat(2 * 1024 * 1024)), response: TOO_LARGE }
 ]
 
-test('createPet answers each bad body with its Error and stores nothing', async (t) => {
+test('createPet replies to each bad body with its Error and stores nothing', async (t) => {
   const api = await buildTestApp(t)
-  for (const { input, payload, contentType, answer } of BAD_BODIES) {
+  for (const { input, payload, contentType, response } of BAD_BODIES) {
     await t.test(input, async () => {
       const before = await api.store.countPets()
       const headers: Record<string, string> = { ...api.auth }
       if (contentType !== null) headers['content-type'] = contentType ?? 'application/json'
       const res = await api.inject({ method: 'POST', url: '/v1/pets', headers, payload })
-      assert.equal(res.statusCode, answer.status, res.body)
-      assert.deepEqual(res.json(), answer)
+      assert.equal(res.statusCode, response.status, res.body)
+      assert.deepEqual(res.json(), response)
       assert.equal(await api.store.countPets(), before, 'nothing stored')
     })
   }

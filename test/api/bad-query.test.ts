@@ -16,7 +16,7 @@ const BAD_STATUS = invalid('query.status', 'must be one of available, pending, s
 const BAD_CURSOR = invalid('query.cursor', 'is not valid')
 const FOREIGN_CURSOR = invalid('query.cursor', 'is not valid', 'is not a cursor this service issued')
 
-const BAD_QUERIES: Array<[query: string, answer: unknown]> = [
+const BAD_QUERIES: Array<[query: string, response: unknown]> = [
   ['limit=0', BAD_LIMIT],
   ['limit=101', BAD_LIMIT],
   ['limit=-1', BAD_LIMIT],
@@ -44,14 +44,14 @@ const BAD_QUERIES: Array<[query: string, answer: unknown]> = [
   [`cursor=${Buffer.from('before:1').toString('base64url')}`, FOREIGN_CURSOR]
 ]
 
-test('listPets answers each bad query with 400 invalid_request naming the parameter', async (t) => {
+test('listPets replies to each bad query with 400 invalid_request naming the parameter', async (t) => {
   const api = await buildTestApp(t)
   await seedPets(api.store, ['available', 'sold'])
-  for (const [query, answer] of BAD_QUERIES) {
+  for (const [query, response] of BAD_QUERIES) {
     await t.test(query, async () => {
       const res = await api.inject({ url: `/v1/pets?${query}`, headers: api.auth })
       assert.equal(res.statusCode, 400, res.body)
-      assert.deepEqual(res.json(), answer)
+      assert.deepEqual(res.json(), response)
     })
   }
 })

@@ -4,7 +4,7 @@ import { postPet } from '../api-steps.ts'
 import { buildTestApp, json } from '../helpers.ts'
 
 describe('createPet', () => {
-  test('answers 201 with the whole Pet and a Location that getPet answers', async (t) => {
+  test('replies 201 with the whole Pet and a Location that getPet serves', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: '{"name":"Rex","categoryId":7,"status":"available"}' })
     assert.equal(res.statusCode, 201)

@@ -5,7 +5,7 @@ import type { HTTPMethods } from 'fastify'
 import { buildTestApp, json } from '../helpers.ts'
 import { scrape } from '../scrape.ts'
 
-/** Every non-2xx answer is {code, message, status} with status equal to the HTTP status. */
+/** Every non-2xx response is {code, message, status} with status equal to the HTTP status. */
 
 describe('unknown routes', () => {
   const UNKNOWN: Array<[method: HTTPMethods, path: string]> = [
@@ -18,7 +18,7 @@ describe('unknown routes', () => {
     ['POST', '/v1/orders'],
     ['DELETE', '/v1/categories/7']
   ]
-  test('answer 404 not_found naming the method and path, with or without a key', async (t) => {
+  test('reply 404 not_found naming the method and path, with or without a key', async (t) => {
     const api = await buildTestApp(t)
     for (const [method, path] of UNKNOWN) {
       for (const headers of [{}, api.auth]) {
@@ -107,7 +107,7 @@ describe('methods a known path does not serve', () => {
   ]
   // Every method Node's parser accepts (TRACE, QUERY, PROPFIND, PURGE…); CONNECT has a test of its own (framework-errors).
   const METHODS = METHODS_NODE_PARSES.filter((method) => method !== 'CONNECT') as HTTPMethods[]
-  test('answer 405 method_not_allowed with Allow listing what is served', async (t) => {
+  test('reply 405 method_not_allowed with Allow listing what is served', async (t) => {
     const api = await buildTestApp(t)
     for (const [path, allow] of PATHS) {
       for (const method of METHODS.filter((m) => !allow.split(', ').includes(m))) {
@@ -163,14 +163,14 @@ describe('methods a known path does not serve', () => {
 })
 
 describe('bodies the service does not take', () => {
-  test('a body that is not application/json answers 415 unsupported_media_type', async (t) => {
+  test('a body that is not application/json replies 415 unsupported_media_type', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, 'content-type': 'text/csv' }, payload: 'Rex,7' })
     assert.equal(res.statusCode, 415)
     assert.deepEqual(res.json(), { code: 'unsupported_media_type', message: 'The request body must be application/json.', status: 415 })
   })
 
-  test('a JSON body declared in a charset other than UTF-8 answers 415 and stores nothing', async (t) => {
+  test('a JSON body declared in a charset other than UTF-8 replies 415 and stores nothing', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, 'content-type': 'application/json; charset=latin1' }, payload: '{"name":"Rex","categoryId":7}' })
     assert.equal(res.statusCode, 415)
@@ -178,14 +178,14 @@ describe('bodies the service does not take', () => {
     assert.equal(await api.store.countPets(), 0)
   })
 
-  test('a body over 16 KiB answers 413 payload_too_large', async (t) => {
+  test('a body over 16 KiB replies 413 payload_too_large', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: `{"name":"Rex","categoryId":7,"pad":"${'x'.repeat(16 * 1024)}"}` })
     assert.equal(res.statusCode, 413)
     assert.deepEqual(res.json(), { code: 'payload_too_large', message: 'The request body is larger than the limit of 16 KiB.', status: 413 })
   })
 
-  test('malformed JSON answers 400 invalid_request', async (t) => {
+  test('malformed JSON replies 400 invalid_request', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: '{"name":' })
     assert.equal(res.statusCode, 400)
@@ -193,7 +193,7 @@ describe('bodies the service does not take', () => {
   })
 })
 
-test('every error answer is JSON with the request id in X-Request-Id', async (t) => {
+test('every error response is JSON with the request id in X-Request-Id', async (t) => {
   const api = await buildTestApp(t)
   const res = await api.inject({ url: '/v1/pets/rex', headers: { ...api.auth, 'x-request-id': 'trace-42' } })
   assert.equal(res.statusCode, 400)

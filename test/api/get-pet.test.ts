@@ -7,7 +7,7 @@ import { buildTestApp } from '../helpers.ts'
 const SUNSET = Date.parse('2030-12-05T00:00:00Z')
 const NEVER_ASSIGNED = '9223372036854775807'
 
-/** What every getPet answer carries, whatever its status (RFC 9745, RFC 8594, RFC 8288). */
+/** What every getPet response carries, whatever its status (RFC 9745, RFC 8594, RFC 8288). */
 const DEPRECATION_HEADERS = {
   deprecation: '@1767225600',
   sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
@@ -23,7 +23,7 @@ function deprecationHeadersOf (headers: Record<string, unknown>) {
 }
 
 describe('getPet', () => {
-  test('answers 200 with the whole Pet', async (t) => {
+  test('replies 200 with the whole Pet', async (t) => {
     const api = await buildTestApp(t)
     const pet = await postPet(api, { name: 'Rex', categoryId: 7, status: 'pending' })
     const res = await api.inject({ url: `/v1/pets/${pet.id}`, headers: api.auth })
@@ -31,31 +31,31 @@ describe('getPet', () => {
     assert.deepEqual(res.json(), { id: pet.id, name: 'Rex', categoryId: 7, status: 'pending' })
   })
 
-  test('answers 404 not_found for an id never assigned', async (t) => {
+  test('replies 404 not_found for an id never assigned', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ url: `/v1/pets/${NEVER_ASSIGNED}`, headers: api.auth })
     assert.equal(res.statusCode, 404)
     assert.deepEqual(res.json(), { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.`, status: 404 })
   })
 
-  test('answers 400 invalid_request for a petId that is not an integer', async (t) => {
+  test('replies 400 invalid_request for a petId that is not an integer', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ url: '/v1/pets/rex', headers: api.auth })
     assert.equal(res.statusCode, 400)
     assert.deepEqual(res.json(), BAD_ID)
   })
 
-  describe('carries Deprecation, Sunset and Link on every answer', () => {
-    const answers: Array<{ answer: string, path: (id: number) => string, method?: 'HEAD', authorization?: string, status: number, body?: unknown }> = [
-      { answer: '200 found', path: (id) => `/v1/pets/${id}`, status: 200 },
-      { answer: '200 to HEAD', path: (id) => `/v1/pets/${id}`, method: 'HEAD', status: 200 },
-      { answer: '404 unknown id', path: () => `/v1/pets/${NEVER_ASSIGNED}`, status: 404, body: { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.`, status: 404 } },
-      { answer: '400 bad id', path: () => '/v1/pets/1.5', status: 400, body: BAD_ID },
-      { answer: '401 no key', path: (id) => `/v1/pets/${id}`, authorization: '', status: 401, body: UNAUTHORIZED },
-      { answer: '401 unknown key', path: (id) => `/v1/pets/${id}`, authorization: 'Bearer psk_0000000000000000000000000000000000000000000', status: 401, body: UNAUTHORIZED }
+  describe('carries Deprecation, Sunset and Link on every response', () => {
+    const responses: Array<{ response: string, path: (id: number) => string, method?: 'HEAD', authorization?: string, status: number, body?: unknown }> = [
+      { response: '200 found', path: (id) => `/v1/pets/${id}`, status: 200 },
+      { response: '200 to HEAD', path: (id) => `/v1/pets/${id}`, method: 'HEAD', status: 200 },
+      { response: '404 unknown id', path: () => `/v1/pets/${NEVER_ASSIGNED}`, status: 404, body: { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.`, status: 404 } },
+      { response: '400 bad id', path: () => '/v1/pets/1.5', status: 400, body: BAD_ID },
+      { response: '401 no key', path: (id) => `/v1/pets/${id}`, authorization: '', status: 401, body: UNAUTHORIZED },
+      { response: '401 unknown key', path: (id) => `/v1/pets/${id}`, authorization: 'Bearer psk_0000000000000000000000000000000000000000000', status: 401, body: UNAUTHORIZED }
     ]
-    for (const { answer, path, method, authorization, status, body } of answers) {
-      test(answer, async (t) => {
+    for (const { response, path, method, authorization, status, body } of responses) {
+      test(response, async (t) => {
         const api = await buildTestApp(t)
         const pet = await postPet(api, { name: 'Rex', categoryId: 7 })
         const headers = authorization === undefined ? api.auth : authorization === '' ? {} : { authorization }
@@ -87,7 +87,7 @@ describe('getPet', () => {
     }
   })
 
-  test('answers until the instant before the sunset and 410 gone from that instant on', async (t) => {
+  test('replies until the instant before the sunset and 410 gone from that instant on', async (t) => {
     let clock = SUNSET - 1
     const api = await buildTestApp(t, { now: () => clock })
     const pet = await postPet(api, { name: 'Rex', categoryId: 7 })

@@ -13,7 +13,7 @@ function create (t: TestApp, idempotencyKey: string | undefined, payload: string
 }
 
 describe('createPet with Idempotency-Key', () => {
-  test('a repeat with the same key and body gets the first answer again, marked as a replay, and creates nothing', async (t) => {
+  test('a repeat with the same key and body gets the first response again, marked as a replay, and creates nothing', async (t) => {
     const app = await buildTestApp(t)
     const first = await create(app, 'order-1', '{"name":"Rex","categoryId":7,"status":"available"}')
     const again = await create(app, 'order-1', '{"name":"Rex","categoryId":7,"status":"available"}')
@@ -117,11 +117,11 @@ describe('createPet with Idempotency-Key', () => {
     assert.equal(res.statusCode, 401)
   })
 
-  test('concurrent requests with one key make exactly one pet, and every answer carries it', async (t) => {
+  test('concurrent requests with one key make exactly one pet, and every response carries it', async (t) => {
     const app = await buildTestApp(t)
-    const answers = await Promise.all(Array.from({ length: 20 }, () => create(app, 'burst', '{"name":"Rex","categoryId":7}')))
-    assert.deepEqual(new Set(answers.map((r) => `${r.statusCode} ${r.body} ${r.headers.location}`)), new Set([`201 {"id":1,"name":"Rex","categoryId":7} ${answers[0]!.headers.location}`]))
-    assert.equal(answers.filter((r) => r.headers['idempotent-replayed'] === undefined).length, 1)
+    const responses = await Promise.all(Array.from({ length: 20 }, () => create(app, 'burst', '{"name":"Rex","categoryId":7}')))
+    assert.deepEqual(new Set(responses.map((r) => `${r.statusCode} ${r.body} ${r.headers.location}`)), new Set([`201 {"id":1,"name":"Rex","categoryId":7} ${responses[0]!.headers.location}`]))
+    assert.equal(responses.filter((r) => r.headers['idempotent-replayed'] === undefined).length, 1)
     assert.equal(await app.store.countPets(), 1)
   })
 

@@ -6,7 +6,7 @@ import { buildTestApp, json, type TestApp } from '../helpers.ts'
 import { runCli } from '../processes.ts'
 
 /**
- * Read keys (keys create --scope read): they list and get animals; createPet answers them 403
+ * Read keys (keys create --scope read): they list and get animals; createPet gives them 403
  * forbidden, after the key is checked and before the body is looked at.
  */
 

@@ -7,7 +7,7 @@ import type { PetStatus } from '../../src/contract/schemas.ts'
 const MIXED: Array<PetStatus | undefined> = ['available', 'pending', undefined, 'sold', 'available', 'available', undefined, 'pending', 'sold', 'available', 'available']
 
 describe('listPets', () => {
-  test('answers 20 pets in ascending id order when limit is omitted, then a next page with the rest', async (t) => {
+  test('replies with 20 pets in ascending id order when limit is omitted, then a next page with the rest', async (t) => {
     const api = await buildTestApp(t)
     const pets = await seedPets(api.store, Array(21).fill(undefined))
     const first = await api.inject({ url: '/v1/pets', headers: api.auth })
@@ -20,7 +20,7 @@ describe('listPets', () => {
     assert.equal(last.headers.link, undefined)
   })
 
-  test('answers an empty array and no link on an empty store', async (t) => {
+  test('replies with an empty array and no link on an empty store', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ url: '/v1/pets', headers: api.auth })
     assert.equal(res.statusCode, 200)

@@ -4,7 +4,7 @@ import { buildTestApp, json } from '../helpers.ts'
 
 /**
  * Names are stored byte for byte: no trimming, no Unicode normalization, no re-encoding.
- * Each name is checked in the raw UTF-8 of the answers, not only after parsing.
+ * Each name is checked in the raw UTF-8 of the responses, not only after parsing.
  */
 
 const NAMES: Array<[what: string, name: string]> = [
@@ -34,12 +34,12 @@ test('a name comes back byte for byte from createPet, getPet and listPets', asyn
       assert.equal(created.statusCode, 201, created.body)
       const { id } = created.json()
       assert.deepEqual(created.json(), { id, name, categoryId: 7 })
-      assert.ok(created.rawPayload.includes(encoded), 'createPet answer holds the exact bytes')
+      assert.ok(created.rawPayload.includes(encoded), 'createPet response holds the exact bytes')
       const fetched = await api.inject({ url: `/v1/pets/${id}`, headers: api.auth })
       assert.deepEqual(fetched.json(), { id, name, categoryId: 7 })
-      assert.ok(fetched.rawPayload.includes(encoded), 'getPet answer holds the exact bytes')
+      assert.ok(fetched.rawPayload.includes(encoded), 'getPet response holds the exact bytes')
       const listed = await api.inject({ url: '/v1/pets?limit=100', headers: api.auth })
-      assert.ok(listed.rawPayload.includes(encoded), 'listPets answer holds the exact bytes')
+      assert.ok(listed.rawPayload.includes(encoded), 'listPets response holds the exact bytes')
     })
   }
 })

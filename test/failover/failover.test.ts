@@ -13,7 +13,7 @@ import { skipOrFail } from './skip.ts'
  * Losing the database primary loses nothing. Two instances behind haproxy on the shipped
  * haproxy.cfg, on a pg_auto_failover formation (a primary and a synchronous standby) through
  * its multi-host DATABASE_URL, under steady creates and reads from `@petstore/client`, which
- * retries 503s and lost answers, creates with their Idempotency-Key. Two events: a planned
+ * retries 503s and lost responses, creates with their Idempotency-Key. Two events: a planned
  * switchover, and the primary's machine lost (SIGKILL to its pg_autoctl and every PostgreSQL
  * process), after which the old node comes back as the standby. Each event reports what the
  * client and the wire saw; none may lose an acknowledged create, make a pet twice or end an
@@ -232,7 +232,7 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${haproxyPort}/v1`,
       TRUST_PROXY: '127.0.0.1',
-      // The load is above one key's budget, and shedding would answer 503 by design.
+      // The load is above one key's limit, and shedding would reply 503 by design.
       RATE_LIMIT_PER_MINUTE: '100000000',
       MAX_EVENT_LOOP_DELAY_MS: '0'
     }, 60_000)
@@ -269,7 +269,7 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
   const survivor = formation.nodes.find((node) => node !== killed)!
   await formation.waitWritable(survivor, 30_000)
   promotedAt = performance.now()
-  // The first probe create sent after the kill that was answered 201.
+  // The first probe create sent after the kill that got 201.
   const deadline = killedAt + 30_000
   let createsBack: Probe | undefined
   while (!(createsBack = load.probes.find((probe) => probe.startedAt > killedAt && probe.ok)) && performance.now() < deadline) await sleep(100)
@@ -279,7 +279,7 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
   const failover = await report(load, haproxy, before5xx, instances, from, performance.now(), survivor)
   const walked = await walking
   t.diagnostic(`failover: ${killed.name} killed; ${survivor.name} took writes after ${ms(promotedAt - killedAt)}; ` +
-    `the first probe create sent after the kill was answered 201 after ${createsBack ? ms(createsBack.endedAt - killedAt) : 'never'}; ` +
+    `the first probe create sent after the kill got 201 after ${createsBack ? ms(createsBack.endedAt - killedAt) : 'never'}; ` +
     `${killed.name} back as the synchronous standby ${ms(rejoined.ms)} after its restart`)
   describe(t, 'failover', failover)
 

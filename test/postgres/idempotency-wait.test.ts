@@ -42,7 +42,7 @@ test('past the wait, 409 request_in_progress with Retry-After; once the other ro
   const held = await holdKey(t, app, 'stuck', fingerprintOf({ name: 'Rex', categoryId: 7n }))
   const started = Date.now()
   const res = await create(app, 'stuck')
-  assert.ok(Date.now() - started >= 1900, `answered after ${Date.now() - started} ms`)
+  assert.ok(Date.now() - started >= 1900, `the response came after ${Date.now() - started} ms`)
   assert.deepEqual([res.statusCode, res.headers['retry-after'], JSON.parse(res.body)], [409, '1', {
     code: 'request_in_progress',
     message: 'A request with this Idempotency-Key is still being processed; retry after the time in Retry-After.',

@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { freshSchema } from '../pg-schema.ts'
 import { runCli, startServer, type ServerProcess } from '../processes.ts'
 
-interface Answer { status: number, body: unknown }
+interface CallResult { status: number, body: unknown }
 
-async function call (server: ServerProcess, key: string, method: string, path: string, body?: unknown): Promise<Answer> {
+async function call (server: ServerProcess, key: string, method: string, path: string, body?: unknown): Promise<CallResult> {
   const res = await fetch(server.url + path, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -28,11 +28,11 @@ const KEY_CACHE_TTL_MS = 500
 const SLACK_MS = 1000
 
 /** Asks until the key is refused (or the bound and slack have passed twice over). */
-async function refusedAfter (server: ServerProcess, key: string): Promise<{ answer: Answer, at: number }> {
+async function refusedAfter (server: ServerProcess, key: string): Promise<{ response: CallResult, at: number }> {
   const deadline = performance.now() + 2 * (KEY_CACHE_TTL_MS + SLACK_MS)
   for (;;) {
-    const answer = await call(server, key, 'GET', '/v1/pets?limit=1')
-    if (answer.status === 401 || performance.now() > deadline) return { answer, at: performance.now() }
+    const response = await call(server, key, 'GET', '/v1/pets?limit=1')
+    if (response.status === 401 || performance.now() > deadline) return { response, at: performance.now() }
     await sleep(20)
   }
 }
@@ -68,8 +68,8 @@ test('two server processes on one PostgreSQL schema give distinct ids, read each
   assert.deepEqual({ ...revoke, stderr: JSON.parse(revoke.stderr).change }, { code: 0, stdout: `revoked key ${revoked.id}\n`, stderr: 'revoke' })
   const revokedAt = performance.now()
   const [refusedByA, refusedByB] = await Promise.all([refusedAfter(a, revoked.key), refusedAfter(b, revoked.key)])
-  assert.deepEqual(refusedByA.answer, unauthorized)
-  assert.deepEqual(refusedByB.answer, unauthorized)
+  assert.deepEqual(refusedByA.response, unauthorized)
+  assert.deepEqual(refusedByB.response, unauthorized)
   for (const refused of [refusedByA, refusedByB]) {
     assert.ok(refused.at - revokedAt <= KEY_CACHE_TTL_MS + SLACK_MS, `refused ${Math.round(refused.at - revokedAt)} ms after the revocation`)
   }

@@ -23,7 +23,7 @@ const STATEMENT_TIMEOUT_MS = 1000
 // creates already being written (writes.ts) to fail the same way, so up to twice that. Plus
 // slack for a busy machine.
 const SLACK_MS = 2000
-const ANSWER_BOUND_MS = CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000 + SLACK_MS
+const RESPONSE_BOUND_MS = CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000 + SLACK_MS
 const BATCHED_CREATE_BOUND_MS = 2 * (CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000) + SLACK_MS
 const READY_WITHIN_MS = 5000
 const WORKERS = 8
@@ -32,7 +32,7 @@ const ROUNDS = 10
 const unavailableBody = (requestId: string) =>
   ({ code: 'unavailable', message: `The store is unavailable; retry later (request id ${requestId}).`, status: 503 })
 
-interface Answer { status: number, body: unknown, retryAfter: string | null, ms: number }
+interface CallResult { status: number, body: unknown, retryAfter: string | null, ms: number }
 interface Pet { id: number, name: string, categoryId: number }
 
 /** A server on a fresh schema of its own, reaching PostgreSQL only through a proxy, with one pet. */
@@ -48,18 +48,18 @@ async function serverBehindProxyWithAPet (t: TestContext): Promise<{ setup: Stor
 
 /**
  * WORKERS clients in a loop until stop(): creates with an Idempotency-Key, creates without,
- * listings and gets (of `first` until a create is acknowledged). Every answer must be a success or 503 unavailable with Retry-After: 1;
- * anything else is kept in `unexpected`. `acknowledged` holds every pet answered 201.
+ * listings and gets (of `first` until a create is acknowledged). Every response must be a success or 503 unavailable with Retry-After: 1;
+ * anything else is kept in `unexpected`. `acknowledged` holds every pet created with 201.
  */
 function startLoad (server: ServerProcess, key: string, first: Pet) {
   const acknowledged: Pet[] = []
   const unexpected: unknown[] = []
   const counts = { ok: 0, unavailable: 0 }
-  // The slowest answer of each kind of request: keyed create, create, listing, get.
+  // The slowest response of each kind of request: keyed create, create, listing, get.
   const slowest = [0, 0, 0, 0]
   const state = { stopped: false }
 
-  async function call (method: string, path: string, requestId: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
+  async function call (method: string, path: string, requestId: string, headers: Record<string, string> = {}, body?: unknown): Promise<CallResult> {
     const started = performance.now()
     const res = await fetch(server.url + path, {
       method,
@@ -79,14 +79,14 @@ function startLoad (server: ServerProcess, key: string, first: Pet) {
       const requestId = `w${w}-${n}`
       const pet = { name: `Pet ${requestId}`, categoryId: w * 1_000_000 + n }
       const kind = n % 4
-      let res: Answer
+      let res: CallResult
       try {
         res = kind === 0
           ? await call('POST', '/v1/pets', requestId, { 'idempotency-key': `key-${requestId}` }, pet)
           : kind === 1
             ? await call('POST', '/v1/pets', requestId, {}, pet)
             : kind === 2
-              // No pet has this status: never a full page, so never answered from memory.
+              // No pet has this status: never a full page, so never served from memory.
               ? await call('GET', '/v1/pets?limit=20&status=pending', requestId)
               : await call('GET', `/v1/pets/${(acknowledged.at(-1) ?? first).id}`, requestId)
       } catch (error) {
@@ -135,7 +135,7 @@ function isDeepStrictEqual (a: unknown, b: unknown): boolean {
   }
 }
 
-/** Milliseconds until /readyz answers 200; fails past READY_WITHIN_MS. */
+/** Milliseconds until /readyz replies 200; fails past READY_WITHIN_MS. */
 async function readyAfter (load: ReturnType<typeof startLoad>, label: string): Promise<number> {
   const started = performance.now()
   for (let n = 0; ; n++) {
@@ -150,7 +150,7 @@ async function readyAfter (load: ReturnType<typeof startLoad>, label: string): P
   }
 }
 
-/** Every pet answered 201 is in the store, as it was answered. */
+/** Every pet created with 201 is in the store, as its response gave it. */
 async function assertNoneLost (setup: Store, acknowledged: Pet[]) {
   const stored = new Map((await setup.listPets({ limit: 1_000_000 })).map((pet) => [Number(pet.id), pet]))
   const lost = acknowledged.filter((pet) => {
@@ -166,7 +166,7 @@ function assertAlive (server: ServerProcess, when: string) {
     `the server exited ${when}: ${server.stderr().slice(-2000)}`)
 }
 
-test('a link to PostgreSQL cut under load, 10 times: each request answers 200/201 or 503 unavailable, the process stays up, ready again within seconds, no acknowledged create lost', { timeout: 60_000 }, async (t) => {
+test('a link to PostgreSQL cut under load, 10 times: each request gets 200/201 or 503 unavailable, the process stays up, ready again within seconds, no acknowledged create lost', { timeout: 60_000 }, async (t) => {
   const { setup, proxy, server, key, first } = await serverBehindProxyWithAPet(t)
   const load = startLoad(server, key, first)
   t.after(() => load.stop())
@@ -186,11 +186,11 @@ test('a link to PostgreSQL cut under load, 10 times: each request answers 200/20
   assert.deepEqual(load.unexpected, [])
   const stored = await assertNoneLost(setup, load.acknowledged)
   assert.ok(load.counts.unavailable > 0, 'no request was running on a connection when it was cut: the test proved nothing')
-  t.diagnostic(`connections cut per round ${cutPerRound.join(',')}; answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; ` +
-    `${load.acknowledged.length} creates acknowledged, all stored (${stored} pets stored); slowest answers (keyed create, create, list, get) ${load.slowest.map(Math.round).join(', ')} ms; ready ${Math.round(readyMs)} ms after the last cut's load stopped`)
+  t.diagnostic(`connections cut per round ${cutPerRound.join(',')}; responses ${load.counts.ok} ok, ${load.counts.unavailable} 503; ` +
+    `${load.acknowledged.length} creates acknowledged, all stored (${stored} pets stored); slowest responses (keyed create, create, list, get) ${load.slowest.map(Math.round).join(', ')} ms; ready ${Math.round(readyMs)} ms after the last cut's load stopped`)
 })
 
-test('a black hole on the link to PostgreSQL under load: requests answer 503 unavailable within the documented bound, never hang; ready within seconds once it forwards again', { timeout: 60_000 }, async (t) => {
+test('a black hole on the link to PostgreSQL under load: requests get 503 unavailable within the documented bound, never hang; ready within seconds once it forwards again', { timeout: 60_000 }, async (t) => {
   const { setup, proxy, server, key, first } = await serverBehindProxyWithAPet(t)
   const load = startLoad(server, key, first)
   t.after(() => load.stop())
@@ -209,11 +209,11 @@ test('a black hole on the link to PostgreSQL under load: requests answer 503 una
 
   assertAlive(server, 'after the black hole')
   assert.deepEqual(load.unexpected, [])
-  assert.ok(during.unavailable > 0, 'no request answered 503 in the black hole')
+  assert.ok(during.unavailable > 0, 'no request got 503 in the black hole')
   const [keyedCreate, create, list, get] = load.slowest
-  for (const [kind, ms] of Object.entries({ keyedCreate, list, get })) assert.ok(ms! < ANSWER_BOUND_MS, `slowest ${kind} ${ms} ms, bound ${ANSWER_BOUND_MS} ms`)
+  for (const [kind, ms] of Object.entries({ keyedCreate, list, get })) assert.ok(ms! < RESPONSE_BOUND_MS, `slowest ${kind} ${ms} ms, bound ${RESPONSE_BOUND_MS} ms`)
   assert.ok(create! < BATCHED_CREATE_BOUND_MS, `slowest create without Idempotency-Key ${create} ms, bound ${BATCHED_CREATE_BOUND_MS} ms`)
   const stored = await assertNoneLost(setup, load.acknowledged)
-  t.diagnostic(`in the black hole ${during.ok} ok, ${during.unavailable} 503; slowest answers (keyed create, create, list, get) ${load.slowest.map(Math.round).join(', ')} ms (bounds ${ANSWER_BOUND_MS}, ${BATCHED_CREATE_BOUND_MS} ms); ` +
+  t.diagnostic(`in the black hole ${during.ok} ok, ${during.unavailable} 503; slowest responses (keyed create, create, list, get) ${load.slowest.map(Math.round).join(', ')} ms (bounds ${RESPONSE_BOUND_MS}, ${BATCHED_CREATE_BOUND_MS} ms); ` +
     `ready ${Math.round(readyMs)} ms after forwarding again; ${load.acknowledged.length} creates acknowledged, all stored (${stored} pets stored)`)
 })

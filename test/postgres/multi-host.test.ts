@@ -20,7 +20,7 @@ const STATEMENT_TIMEOUT_MS = 2000
 const HOSTS = 2
 // The documented bound (operations.md): each host tried once within the connect timeout, then
 // a statement and its read margin; plus slack for a busy machine.
-const ANSWER_BOUND_MS = HOSTS * CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000 + 3000
+const RESPONSE_BOUND_MS = HOSTS * CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000 + 3000
 const RECOVERS_WITHIN_MS = 15_000
 
 const clustersMissing = canRunClusters()
@@ -116,16 +116,16 @@ function serverOn (t: TestContext, url: string): Promise<ServerProcess> {
   })
 }
 
-interface Answer { status: number, body: unknown, retryAfter: string | null, ms: number }
+interface CallResult { status: number, body: unknown, retryAfter: string | null, ms: number }
 
-async function call (server: ServerProcess, key: string, method: string, path: string, requestId: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
+async function call (server: ServerProcess, key: string, method: string, path: string, requestId: string, headers: Record<string, string> = {}, body?: unknown): Promise<CallResult> {
   const started = performance.now()
   const res = await fetch(server.url + path, {
     method,
     headers: { authorization: `Bearer ${key}`, 'x-request-id': requestId, ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
     // A hang fails here, with its own message, rather than at the test's timeout.
-    signal: AbortSignal.timeout(ANSWER_BOUND_MS * 2)
+    signal: AbortSignal.timeout(RESPONSE_BOUND_MS * 2)
   })
   const text = await res.text()
   let parsed: unknown = text
@@ -162,12 +162,12 @@ test('the standby listed first: with target_session_attrs=read-write, and with p
 
 /**
  * Clients in a loop until stop(): creates with an Idempotency-Key, gets of the last pet
- * acknowledged, and listings. Every answer must be a success or 503 unavailable with
- * Retry-After: 1 within ANSWER_BOUND_MS; anything else is kept in `unexpected`.
+ * acknowledged, and listings. Every response must be a success or 503 unavailable with
+ * Retry-After: 1 within RESPONSE_BOUND_MS; anything else is kept in `unexpected`.
  */
 function startLoad (server: ServerProcess, key: string) {
   const acknowledged: Array<{ id: number, name: string }> = []
-  const unanswered: Array<{ key: string, pet: { name: string, categoryId: number } }> = []
+  const withoutResponse: Array<{ key: string, pet: { name: string, categoryId: number } }> = []
   const unexpected: unknown[] = []
   const counts = { ok: 0, unavailable: 0 }
   let slowest = 0
@@ -177,7 +177,7 @@ function startLoad (server: ServerProcess, key: string) {
       const requestId = `w${w}-${n}`
       const pet = { name: `Pet ${requestId}`, categoryId: n }
       const kind = n % 3
-      let res: Answer
+      let res: CallResult
       try {
         res = kind === 0
           ? await call(server, key, 'POST', '/v1/pets', requestId, { 'idempotency-key': requestId }, pet)
@@ -191,7 +191,7 @@ function startLoad (server: ServerProcess, key: string) {
       slowest = Math.max(slowest, res.ms)
       if (res.status === 503 && res.retryAfter === '1' && (res.body as { code?: string }).code === 'unavailable') {
         counts.unavailable++
-        if (kind === 0) unanswered.push({ key: requestId, pet })
+        if (kind === 0) withoutResponse.push({ key: requestId, pet })
         await sleep(50)
       } else if (res.status === 201 && kind === 0) {
         counts.ok++
@@ -206,7 +206,7 @@ function startLoad (server: ServerProcess, key: string) {
   const running = Array.from({ length: 4 }, (_, w) => worker(w))
   return {
     acknowledged,
-    unanswered,
+    withoutResponse,
     unexpected,
     counts,
     slowest: () => slowest,
@@ -231,7 +231,7 @@ function watchReadiness (server: ServerProcess, key: string) {
   return { seen, async stop () { state.stopped = true; await running } }
 }
 
-/** Waits until a create answers 201; returns how long that took. */
+/** Waits until a create gets 201; returns how long that took. */
 async function createsAgain (server: ServerProcess, key: string, label: string): Promise<number> {
   const started = performance.now()
   for (let n = 0; ; n++) {
@@ -244,10 +244,10 @@ async function createsAgain (server: ServerProcess, key: string, label: string):
 
 /**
  * The creates that got 503 may or may not have committed: sent again with their keys, each
- * answers 201 (made now, or replayed), and each key ends as exactly one pet on the new primary.
+ * gets 201 (made now, or replayed), and each key ends as exactly one pet on the new primary.
  */
 async function settleAndCheck (server: ServerProcess, key: string, load: ReturnType<typeof startLoad>, newPrimary: PgNode, schema: string) {
-  for (const { key: idempotencyKey, pet } of load.unanswered) {
+  for (const { key: idempotencyKey, pet } of load.withoutResponse) {
     const res = await call(server, key, 'POST', '/v1/pets', `retry-${idempotencyKey}`, { 'idempotency-key': idempotencyKey }, pet)
     assert.equal(res.status, 201, `retry of ${idempotencyKey}: ${JSON.stringify(res.body)}`)
   }
@@ -255,7 +255,7 @@ async function settleAndCheck (server: ServerProcess, key: string, load: ReturnT
   const stored = new Map(rows.map((row) => [row.name, row.n]))
   const lost = load.acknowledged.filter((pet) => stored.get(pet.name) !== 1)
   assert.deepEqual(lost, [], `${lost.length} of ${load.acknowledged.length} acknowledged creates are not on the new primary exactly once`)
-  const twice = load.unanswered.filter(({ pet }) => stored.get(pet.name) !== 1)
+  const twice = load.withoutResponse.filter(({ pet }) => stored.get(pet.name) !== 1)
   assert.deepEqual(twice, [], 'a create retried with its key is not exactly one pet')
 }
 
@@ -286,9 +286,9 @@ async function serviceUnderLoad (t: TestContext, url: string) {
     },
     assertFollowed (during: string): void {
       assert.deepEqual(load.unexpected, [])
-      assert.ok(load.counts.unavailable > 0, `no request answered 503 ${during}: the test proved nothing`)
+      assert.ok(load.counts.unavailable > 0, `no request got 503 ${during}: the test proved nothing`)
       assert.deepEqual(readiness.seen, [200, 503, 200])
-      assert.ok(load.slowest() < ANSWER_BOUND_MS, `slowest answer ${load.slowest()} ms, bound ${ANSWER_BOUND_MS} ms`)
+      assert.ok(load.slowest() < RESPONSE_BOUND_MS, `slowest response ${load.slowest()} ms, bound ${RESPONSE_BOUND_MS} ms`)
       assert.deepEqual({ exitCode: server.child.exitCode, signal: server.child.signalCode }, { exitCode: null, signal: null }, 'the same process served throughout')
     }
   }
@@ -311,11 +311,11 @@ test('the primary stops and the standby is promoted: the same process finds the 
 
   assertFollowed('while no host took writes')
   await settleAndCheck(server, key, load, standby, schema)
-  t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; ${load.acknowledged.length} creates acknowledged, ${load.unanswered.length} retried with their keys; ` +
-    `primary stopped ${Math.round(promoted - stopped)} ms before the promotion; a create succeeded ${Math.round(createMs)} ms after it; slowest answer ${Math.round(load.slowest())} ms (bound ${ANSWER_BOUND_MS} ms)`)
+  t.diagnostic(`responses ${load.counts.ok} ok, ${load.counts.unavailable} 503; ${load.acknowledged.length} creates acknowledged, ${load.withoutResponse.length} retried with their keys; ` +
+    `primary stopped ${Math.round(promoted - stopped)} ms before the promotion; a create succeeded ${Math.round(createMs)} ms after it; slowest response ${Math.round(load.slowest())} ms (bound ${RESPONSE_BOUND_MS} ms)`)
 })
 
-test('the primary turns read-only and the standby is promoted: writes on its open connections answer 503, never 500, those connections are dropped, and creates go to the new primary', { skip, timeout: 180_000 }, async (t) => {
+test('the primary turns read-only and the standby is promoted: writes on its open connections get 503, never 500, those connections are dropped, and creates go to the new primary', { skip, timeout: 180_000 }, async (t) => {
   assertClusters()
   const { primary, standby } = await startPrimaryAndStandby(t)
   const schema = 'petstore_demoted'
@@ -335,10 +335,10 @@ test('the primary turns read-only and the standby is promoted: writes on its ope
   assertFollowed('on the read-only primary')
   assert.deepEqual(await queryNode(primary, `SELECT count(*)::int AS n FROM ${schema}.pets`), [{ n: before }], 'nothing more was written to the old primary')
   await settleAndCheck(server, key, load, standby, schema)
-  t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest answer ${Math.round(load.slowest())} ms`)
+  t.diagnostic(`responses ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest response ${Math.round(load.slowest())} ms`)
 })
 
-test('the primary silent behind a partition and the standby promoted: answers 503 within the documented bound, never hang, and the same process then writes to the new primary', { skip, timeout: 180_000 }, async (t) => {
+test('the primary silent behind a partition and the standby promoted: requests get 503 within the documented bound, never hang, and the same process then writes to the new primary', { skip, timeout: 180_000 }, async (t) => {
   assertClusters()
   const { primary, standby } = await startPrimaryAndStandby(t)
   // The service reaches the primary only through a proxy that can swallow every byte; the
@@ -358,5 +358,5 @@ test('the primary silent behind a partition and the standby promoted: answers 50
 
   assertFollowed('in the partition')
   await settleAndCheck(server, key, load, standby, schema)
-  t.diagnostic(`answers ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest answer ${Math.round(load.slowest())} ms (bound ${ANSWER_BOUND_MS} ms)`)
+  t.diagnostic(`responses ${load.counts.ok} ok, ${load.counts.unavailable} 503; a create succeeded ${Math.round(createMs)} ms after the promotion; slowest response ${Math.round(load.slowest())} ms (bound ${RESPONSE_BOUND_MS} ms)`)
 })

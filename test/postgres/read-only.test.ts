@@ -11,7 +11,7 @@ import { TEST_DATABASE_URL } from '../pg-schema.ts'
 
 const FAILED_CREATES = 10
 
-test('a database that turns read-only: creates answer 503 with Retry-After, /readyz fails, one error line; writable again, it heals without a restart', async (t) => {
+test('a database that turns read-only: creates get 503 with Retry-After, /readyz fails, one error line; writable again, it heals without a restart', async (t) => {
   // A database of its own: read-only is set per database, for the sessions that start after.
   const database = `petstore_read_only_${randomBytes(4).toString('hex')}`
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })

@@ -14,7 +14,7 @@ const ROUNDS = 4
 const READS_PER_ROUND = 25
 const WAITING_CREATES = 20
 
-/** A read that no answer cache holds yet: getPet of an id, or the page after it. */
+/** A read that no reply cache holds yet: getPet of an id, or the page after it. */
 function read (app: TestApp, n: number) {
   const id = BigInt(n)
   return app.app.inject({ method: 'GET', url: n % 2 === 0 ? `/v1/pets/${id}` : `/v1/pets?limit=5&cursor=${encodeCursor(id)}`, headers: app.auth })
@@ -36,7 +36,7 @@ async function timedReads (app: TestApp, from: number, count: number): Promise<{
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!
 
-test('creates waiting for the pet insert lock leave connections to reads: uncached gets and lists answer 200 within twice their usual time', async (t) => {
+test('creates waiting for the pet insert lock leave connections to reads: uncached gets and lists get 200 within twice their usual time', async (t) => {
   const app = await buildTestApp(t)
   const schema = new URL(app.url).searchParams.get('schema')!
   await app.store.insertPets(Array.from({ length: PETS }, (_, i) => ({ name: `p${i}`, categoryId: BigInt(i) })))
@@ -78,10 +78,10 @@ test('creates waiting for the pet insert lock leave connections to reads: uncach
     if (statuses.some((status) => status !== 200)) break
   }
 
-  assert.deepEqual(statuses, Array(ROUNDS * READS_PER_ROUND).fill(200), 'every read answers 200 while creates wait')
+  assert.deepEqual(statuses, Array(ROUNDS * READS_PER_ROUND).fill(200), 'every read gets 200 while creates wait')
   assert.ok(median(waiting) <= 2 * median(usual), `reads took ${median(waiting).toFixed(2)} ms at the median while creates waited, ${median(usual).toFixed(2)} ms with the lock free`)
   // A create that waited past DATABASE_CONNECT_TIMEOUT_MS for one of the creates' connections
-  // answers 503 (documented); none fails otherwise, and each 201 is one pet.
+  // gets 503 (documented); none fails otherwise, and each 201 is one pet.
   assert.deepEqual(createStatuses.filter((status) => status !== 201 && status !== 503), [])
   assert.equal(await app.store.countPets(), PETS + createStatuses.filter((status) => status === 201).length)
 })

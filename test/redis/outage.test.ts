@@ -10,7 +10,7 @@ import { startRedisServer } from '../redis-server.ts'
 import { scrape } from '../scrape.ts'
 
 /*
- * Redis is hung with SIGSTOP: it keeps its connections open and answers nothing, so only
+ * Redis is hung with SIGSTOP: it keeps its connections open and responds to nothing, so only
  * timeouts can tell. The redis-server is this test's own, on a port of its own.
  */
 
@@ -26,7 +26,7 @@ function sample (text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1))
 }
 
-test('a hung Redis costs one timeout, then requests are served uncounted at normal speed; /readyz stays 200; one warning; counting resumes once Redis answers', { timeout: 60_000 }, async (t) => {
+test('a hung Redis costs one timeout, then requests are served uncounted at normal speed; /readyz stays 200; one warning; counting resumes once Redis responds', { timeout: 60_000 }, async (t) => {
   const server = await startRedisServer(t)
   if (!server) return
   const redis = await connectRedis(server.url, TIMEOUT_MS)
@@ -46,7 +46,7 @@ test('a hung Redis costs one timeout, then requests are served uncounted at norm
     const res = await app.inject({ url: '/v1/pets', headers })
     return { ms: performance.now() - started, res }
   }
-  const answer = (res: LightMyRequestResponse) => ({ status: res.statusCode, counted: res.headers.ratelimit !== undefined })
+  const response = (res: LightMyRequestResponse) => ({ status: res.statusCode, counted: res.headers.ratelimit !== undefined })
   const withKey = { authorization: `Bearer ${key}` }
   const readyz = async (url: string) => { const res = await app.inject({ url }); return { status: res.statusCode, body: JSON.parse(res.body) as unknown } }
   const metrics = async () => {
@@ -57,7 +57,7 @@ test('a hung Redis costs one timeout, then requests are served uncounted at norm
   const before: number[] = []
   for (let i = 0; i < 30; i++) {
     const { ms, res } = await timed(withKey)
-    assert.deepEqual(answer(res), { status: 200, counted: true })
+    assert.deepEqual(response(res), { status: 200, counted: true })
     before.push(ms)
   }
   assert.deepEqual(await readyz('/readyz?verbose'), { status: 200, body: { status: 'ready', checks: { store: 'up', redis: 'up' } } })
@@ -66,7 +66,7 @@ test('a hung Redis costs one timeout, then requests are served uncounted at norm
   assert.ok(server.child.kill('SIGSTOP'))
   // The first request waits for one command's timeout, not one per counter.
   const first = await timed(withKey)
-  assert.deepEqual(answer(first.res), { status: 200, counted: false })
+  assert.deepEqual(response(first.res), { status: 200, counted: false })
   assert.ok(first.ms >= TIMEOUT_MS * 0.9 && first.ms < TIMEOUT_MS * 1.5, `first request after the stop took ${first.ms} ms`)
 
   // Through several breaker periods, so that the probes of a still hung Redis are passed too.
@@ -75,7 +75,7 @@ test('a hung Redis costs one timeout, then requests are served uncounted at norm
   while (performance.now() < until) {
     const ok = await timed(withKey)
     const refused = await timed({})
-    assert.deepEqual([answer(ok.res), answer(refused.res)], [{ status: 200, counted: false }, { status: 401, counted: false }])
+    assert.deepEqual([response(ok.res), response(refused.res)], [{ status: 200, counted: false }, { status: 401, counted: false }])
     after.push(ok.ms, refused.ms)
     await sleep(5)
   }
@@ -88,10 +88,10 @@ test('a hung Redis costs one timeout, then requests are served uncounted at norm
 
   assert.ok(server.child.kill('SIGCONT'))
   const deadline = Date.now() + 3 * BREAKER_MS + 5000
-  let resumed = answer((await timed(withKey)).res)
+  let resumed = response((await timed(withKey)).res)
   while (!resumed.counted && Date.now() < deadline) {
     await sleep(50)
-    resumed = answer((await timed(withKey)).res)
+    resumed = response((await timed(withKey)).res)
   }
   assert.deepEqual(resumed, { status: 200, counted: true })
   assert.deepEqual(await readyz('/readyz?verbose'), { status: 200, body: { status: 'ready', checks: { store: 'up', redis: 'up' } } })

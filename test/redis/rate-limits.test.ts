@@ -11,7 +11,7 @@ import { twoInstances } from '../two-instances.ts'
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
-test('with Redis, every instance counts against the same budgets, under REDIS_KEY_PREFIX', async (t) => {
+test('with Redis, every instance counts against the same limits, under REDIS_KEY_PREFIX', async (t) => {
   const prefix = `petstore-test-${randomUUID()}:`
   const clients: Redis[] = []
   const client = async () => {

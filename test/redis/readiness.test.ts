@@ -41,10 +41,10 @@ test('/readyz stays 200 while Redis is silent or refuses; ?verbose says Redis is
 
   proxy.setMode('forward')
   const deadline = Date.now() + 10_000
-  let answer = await ready('/readyz?verbose')
-  while (JSON.stringify(answer) !== JSON.stringify(verbose('up')) && Date.now() < deadline) {
+  let response = await ready('/readyz?verbose')
+  while (JSON.stringify(response) !== JSON.stringify(verbose('up')) && Date.now() < deadline) {
     await sleep(100)
-    answer = await ready('/readyz?verbose')
+    response = await ready('/readyz?verbose')
   }
-  assert.deepEqual([await ready('/readyz'), answer], [plain, verbose('up')])
+  assert.deepEqual([await ready('/readyz'), response], [plain, verbose('up')])
 })
