@@ -3,7 +3,7 @@ import pg from 'pg'
 
 const PROBE_TIMEOUT_MS = 3000
 
-/** Undefined when PostgreSQL answers a query; otherwise why not, in one line. */
+/** Undefined when PostgreSQL responds to a query; otherwise why not, in one line. */
 export async function probePostgres (url: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS })
   client.on('error', () => {})
@@ -18,7 +18,7 @@ export async function probePostgres (url: string): Promise<string | undefined> {
   }
 }
 
-/** Undefined when Redis answers PING; otherwise why not, in one line. */
+/** Undefined when Redis responds to PING; otherwise why not, in one line. */
 export async function probeRedis (url: string): Promise<string | undefined> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: PROBE_TIMEOUT_MS, commandTimeout: PROBE_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null })
   let lastError: unknown

@@ -17,7 +17,7 @@ import { probePostgres } from './service-probes.ts'
 /**
  * The long forms of the fault tests (npm run test:faults), on each store: crash rounds (SIGKILL
  * under a write load, restart, check), graceful-shutdown rounds (SIGTERM under load) and
- * fuzzing. Prints one table; exits 1 when anything was lost, answered 5xx or broke a rule.
+ * fuzzing. Prints one table; exits 1 when anything was lost, got 5xx or broke a rule.
  */
 
 const ROUNDS = Number(process.env.FAULT_ROUNDS ?? 10)

@@ -12,7 +12,7 @@ import { procStatFields, START_ENV, START_FLAGS, TICKS_PER_SECOND } from '../ben
  * on (every request traced), and on with 1 request in 10 traced, the spans sent by OTLP/protobuf
  * to a local collector that discards them; loaded in turn by wrk, 16 connections for 10 s a
  * run, 3 rounds, each starting with the next server. Servers on core 0, wrk on core 1 (taskset). Prints the medians of throughput, p99 and
- * CPU time a request (the server's user and system time over the run, divided by its answers:
+ * CPU time a request (the server's user and system time over the run, divided by its responses:
  * steadier than throughput on a shared machine), and the ratios on/off per round.
  *
  *   node scripts/tracing-cost.ts [--rounds 3] [--duration 10] [--connections 16]
@@ -36,7 +36,7 @@ function run (command: string[], env: Record<string, string>, input?: string): s
   return result.stdout
 }
 
-/** A collector that answers every export with success and keeps nothing. */
+/** A collector that replies to every export with success and keeps nothing. */
 async function discardingCollector () {
   const server = createServer((request, response) => {
     request.resume()

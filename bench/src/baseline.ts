@@ -3,7 +3,7 @@ import { decodeCursor } from '../../src/contract/int64.ts'
 import type { Static } from 'typebox'
 import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type PetStatus } from '../../src/contract/schemas.ts'
 import { seededPet } from '../../test/bulk-seed.ts'
-import { headersByStatus, type AnswerHeaders } from './answer-headers.ts'
+import { headersByStatus, type ResponseHeaders } from './response-headers.ts'
 
 /**
  * The yardstick: a bare Fastify route with the contract's schemas, serving the same pets from
@@ -11,12 +11,12 @@ import { headersByStatus, type AnswerHeaders } from './answer-headers.ts'
  * are parsed and requests validated by Fastify's own parser and validator, not the service's,
  * so that the yardstick stays put while the service's plumbing changes; it reads the same
  * cursors as the service, which the load generator makes with the service's encodeCursor.
- * With BENCH_ANSWER_HEADERS (JSON, from answer-headers.ts) it also sends the headers the
- * service sends on each kind of answer, set as the service sets them (reply.headers in an
+ * With BENCH_RESPONSE_HEADERS (JSON, from response-headers.ts) it also sends the headers the
+ * service sends on each kind of response, set as the service sets them (reply.headers in an
  * onSend hook): what the framework costs with the service's headers.
  */
 const count = Number(process.env.BENCH_PETS ?? 10_000)
-const answerHeaders: AnswerHeaders = JSON.parse(process.env.BENCH_ANSWER_HEADERS ?? '{}')
+const responseHeaders: ResponseHeaders = JSON.parse(process.env.BENCH_RESPONSE_HEADERS ?? '{}')
 
 /** A body as Fastify's validator passes it on: JSON numbers stay numbers (exact for the benchmark's small ids). */
 interface Body { name: string, categoryId: number, status?: PetStatus }
@@ -42,7 +42,7 @@ for (const schema of sharedSchemas) app.addSchema(schema)
 
 /** Route options: an onSend hook that adds the service's headers, when there are any for the route. */
 function serviceHeaders (methodAndRoute: string) {
-  const byStatus = headersByStatus(answerHeaders, methodAndRoute)
+  const byStatus = headersByStatus(responseHeaders, methodAndRoute)
   if (byStatus.size === 0) return {}
   return {
     onSend: (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { loadGeneratorName, median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
-import { answerHeadersOf } from './answer-headers.ts'
+import { responseHeadersOf } from './response-headers.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './store.ts'
 import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, rssMb, serviceScript, START_ENV, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
@@ -50,7 +50,7 @@ async function compare () {
   const baseline = await startServer('baseline', BASELINE_SCRIPT, { BENCH_PETS: String(pets) }, '/v1/pets?limit=1')
   // --headers: a third server, the baseline sending the headers the service sends.
   const headered = flags.headers
-    ? await startServer('baseline + headers', BASELINE_SCRIPT, { BENCH_PETS: String(pets), BENCH_ANSWER_HEADERS: JSON.stringify(await answerHeadersOf(service.url, prepared.key)) }, '/v1/pets?limit=1')
+    ? await startServer('baseline + headers', BASELINE_SCRIPT, { BENCH_PETS: String(pets), BENCH_RESPONSE_HEADERS: JSON.stringify(await responseHeadersOf(service.url, prepared.key)) }, '/v1/pets?limit=1')
     : undefined
   const servers = headered ? [service, baseline, headered] : [service, baseline]
   const samples = new Map<string, Map<BenchServer, Sample[]>>()
@@ -105,14 +105,14 @@ async function scale () {
   // Both stores are served at once and measured in alternation, round by round, as the main
   // comparison does: on a machine whose speed drifts from minute to minute, measuring one size
   // after the other would put the drift into the ratio.
-  // Beside each service, one with the answer cache off on the same store: its gets all read
+  // Beside each service, one with the reply cache off on the same store: its gets all read
   // the store, which is what shows whether the store itself slows down as it grows (at 1 000
   // pets the cache holds every pet; at 1 000 000 most gets miss it).
   const servers: Array<{ size: number, prepared: Prepared, service: BenchServer, uncached: BenchServer }> = []
   const getScenario = SCALE_SCENARIOS.find((s) => s.name === 'get by id')!
   const measurements = [
     ...SCALE_SCENARIOS.map((scenario) => ({ name: scenario.name, scenario, on: (s: typeof servers[number]) => s.service })),
-    { name: 'get by id, answer cache off', scenario: getScenario, on: (s: typeof servers[number]) => s.uncached }
+    { name: 'get by id, reply cache off', scenario: getScenario, on: (s: typeof servers[number]) => s.uncached }
   ]
   // Whatever was made is undone in the end, also when a step fails half-way.
   const stores: Prepared[] = []

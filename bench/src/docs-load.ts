@@ -6,14 +6,14 @@ import { prepareStore, serviceEnv } from './store.ts'
 import { pinSelfToCore1, serviceScript, START_FLAGS, startServer } from './servers.ts'
 
 /**
- * npm run bench:docs -- [--rounds 3] [--duration 5] [--budget N]
+ * npm run bench:docs -- [--rounds 3] [--duration 5] [--limit N]
  *
  * What pulling the docs script flat out does to the API: the p99 of `list 20` at a steady
  * rate the service keeps up with (--rate a second, 4 connections, autocannon) alone, then while
  * wrk's 16 connections fetch the docs script as a browser does (Brotli) without a key. Rounds alternate quiet and loaded; the table
- * gives the medians and their ratio. By default the anonymous budget is out of the way
+ * gives the medians and their ratio. By default the failed-auth limit is out of the way
  * (FAILED_AUTH_LIMIT_PER_MINUTE huge), so the flood is served in full: the serving cost alone.
- * `--budget 60` runs with the shipped budget, where the flood is answered 429 after its first
+ * `--limit 60` runs with the shipped limit, where the flood gets 429 after its first
  * sixty requests a minute.
  */
 const { values: flags } = parseArgs({
@@ -21,7 +21,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     rate: { type: 'string', default: '500' },
-    budget: { type: 'string', default: '1000000000' }
+    limit: { type: 'string', default: '1000000000' }
   }
 })
 const rounds = Number(flags.rounds)
@@ -29,7 +29,7 @@ const duration = Number(flags.duration)
 const rate = Number(flags.rate)
 pinSelfToCore1()
 
-/** `list 20` at `rate` requests a second: the p99 of its answers, in milliseconds. */
+/** `list 20` at `rate` requests a second: the p99 of its responses, in milliseconds. */
 async function listP99 (url: string, key: string): Promise<number> {
   const latencies = new Latencies()
   await new Promise<autocannon.Result>((resolve, reject) => {
@@ -40,7 +40,7 @@ async function listP99 (url: string, key: string): Promise<number> {
 }
 
 const prepared = await prepareStore(10_000)
-const server = await startServer('service', serviceScript(), { ...serviceEnv(prepared.databaseUrl), FAILED_AUTH_LIMIT_PER_MINUTE: flags.budget! }, '/readyz', START_FLAGS)
+const server = await startServer('service', serviceScript(), { ...serviceEnv(prepared.databaseUrl), FAILED_AUTH_LIMIT_PER_MINUTE: flags.limit! }, '/readyz', START_FLAGS)
 try {
   const page = await (await fetch(`${server.url}/docs/`)).text()
   const script = /<script src="(js\/scalar\.js[^"]*)"/.exec(page)?.[1]
@@ -65,9 +65,9 @@ function request() return wrk.format("GET", ${luaString(`/docs/${script}`)}) end
     ['list 20 p99, docs pulled flat out (ms)', median(loaded).toFixed(2)],
     ['ratio', (median(loaded) / median(quiet)).toFixed(2)],
     ['docs requests/s (median)', median(flood.map((f) => f.rps)).toFixed(0)],
-    ['docs answers refused (429), all rounds', String(flood.reduce((sum, f) => sum + f.non2xx, 0))]
+    ['docs requests refused (429), all rounds', String(flood.reduce((sum, f) => sum + f.non2xx, 0))]
   ]
-  process.stdout.write(`\nanonymous budget ${flags.budget}/min, list 20 at ${rate}/s, ${rounds} rounds of ${duration} s\n\n| measure | value |\n|---|--:|\n${rows.map(([a, b]) => `| ${a} | ${b} |`).join('\n')}\n`)
+  process.stdout.write(`\nfailed-auth limit ${flags.limit}/min, list 20 at ${rate}/s, ${rounds} rounds of ${duration} s\n\n| measure | value |\n|---|--:|\n${rows.map(([a, b]) => `| ${a} | ${b} |`).join('\n')}\n`)
 } finally {
   await server.stop()
   await prepared.cleanup()

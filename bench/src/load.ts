@@ -8,7 +8,7 @@ import { luaString, runWrk, wrkVersion } from './wrk.ts'
  * script (Lua) that makes the same requests, random ids and bodies included.
  */
 export interface Scenario { name: string, build(pets: number, key: string): autocannon.Request[], lua(pets: number, key: string): string }
-/** Answers counted, throughput, and the latency percentiles of every answer in milliseconds (fractional). */
+/** Responses counted, throughput, and the latency percentiles of every response in milliseconds (fractional). */
 export interface LoadResult { requests: number, rps: number, p50: number, p99: number, non2xx: number, errors: number }
 
 const get = (path: string, key?: string): autocannon.Request =>
@@ -128,9 +128,9 @@ export function loadGeneratorName (): string {
 }
 
 /**
- * Every answer's time, in milliseconds as autocannon measures it (process.hrtime, fractional).
+ * Every response's time, in milliseconds as autocannon measures it (process.hrtime, fractional).
  * autocannon's own percentiles come from a histogram whose unit is a whole millisecond, too
- * coarse here: most answers take a fraction of one, so its p50 reads 0 or 1 and a p99 ratio
+ * coarse here: most responses take a fraction of one, so its p50 reads 0 or 1 and a p99 ratio
  * could only be 1× or 2×. Kept in a growing Float64Array: a few hundred thousand numbers a run.
  */
 export class Latencies {
@@ -173,7 +173,7 @@ export async function runLoad (url: string, scenario: Scenario, options: { pets:
   const latencies = new Latencies()
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const run = autocannon({ url, connections: options.connections, duration: options.duration, requests: scenario.build(options.pets, options.key) }, (error, done) => error ? reject(error) : resolve(done))
-    // Every answer counts, whatever its status: the 401 scenario's answers are all 401s,
+    // Every response counts, whatever its status: the 401 scenario's responses are all 401s,
     // which autocannon leaves out of its own latency figures.
     run.on('response', (_client, _status, _bytes, ms) => { latencies.add(ms) })
   })

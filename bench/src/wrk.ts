@@ -19,8 +19,8 @@ export const wrkVersion: string | undefined = (() => {
 })()
 
 /**
- * Prints the summary as one JSON line. `latency` is wrk's record of every answer's time in
- * microseconds; `errors.status` counts answers with a status of 400 or more.
+ * Prints the summary as one JSON line. `latency` is wrk's record of every response's time in
+ * microseconds; `errors.status` counts responses with a status of 400 or more.
  */
 const DONE = `
 function done(summary, latency, requests)

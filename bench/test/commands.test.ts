@@ -11,7 +11,7 @@ const npmRun = (args: string[]) => spawnSync('npm', ['run', '--silent', ...args]
 test('npm run bench -- --quick --headers runs every scenario against the service, the baseline and the baseline with the service\'s headers, and prints both tables', () => {
   const run = npmRun(['bench', '--', '--quick', '--headers', '--connections', '8'])
   assert.equal(run.status, 0, run.stderr)
-  // Latencies to the hundredth of a millisecond: answers take a fraction of one.
+  // Latencies to the hundredth of a millisecond: responses take a fraction of one.
   const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+ \| \d+ \| \d+\.\d\d× \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d× \|/.test(line))
   assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix'])
   // The servers' CPU time a request, read from /proc: a positive figure for each side of every row.
@@ -22,7 +22,7 @@ test('npm run bench -- --quick --headers runs every scenario against the service
   assert.deepEqual(headered.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix'])
   // wrk drives the load where it is installed (.ci/run installs it), autocannon elsewhere.
   assert.match(run.stdout, wrkVersion === undefined ? /^bench: .*, load: autocannon \(in this process\),/m : /^bench: .*, load: wrk \S+ \(1 thread\),/m)
-  assert.doesNotMatch(run.stderr, /non-2xx|errors/, 'the service answered every benchmark request as expected')
+  assert.doesNotMatch(run.stderr, /non-2xx|errors/, 'the service replied to every benchmark request as expected')
 })
 
 test('npm run bench:ab compares a commit with the working tree in alternating pairs and leaves no worktree behind', () => {
@@ -51,7 +51,7 @@ test('npm run bench:instances -- --store sqlite measures one and two instances o
     'list 20 × 1', 'get by id × 1', 'create × 1', 'mix × 1',
     'list 20 × 2', 'get by id × 2', 'create × 2', 'mix × 2'
   ])
-  // Every request was answered as the scenario expects, by both instances.
+  // Every request got the response the scenario expects, by both instances.
   assert.deepEqual(rows.map((row) => row.split('|').at(-2)!.trim()), Array(8).fill('0'))
   assert.match(run.stdout, /one SQLite file; instances started as npm start does; nothing pinned/)
 })

@@ -41,7 +41,7 @@ function shapeOf (request: IncomingMessage, body: string): Recorded {
   return { shape, id: idMatch ? Number(idMatch[1]) : undefined, seed }
 }
 
-/** A server that records every request and answers 401 to those without a key, 200 to the rest. */
+/** A server that records every request and replies 401 to those without a key, 200 to the rest. */
 async function recorder (t: TestContext) {
   const received: Recorded[] = []
   const server = createServer((request, response) => {
@@ -86,11 +86,11 @@ test('wrk and autocannon send the same requests in every benchmark scenario', as
       for (const generator of ['autocannon', 'wrk'] as const) {
         const { url, received } = await recorder(t)
         const result = await runWith(generator, url, scenario)
-        // Every answer counted, and those with a 4xx counted as such (wrk as autocannon).
-        // Answers are counted, up to those still in flight when the run ended.
-        assert.ok(result.requests > 100 && received.length >= result.requests && received.length <= result.requests + 4, `${generator}: ${result.requests} answers counted, ${received.length} requests received`)
+        // Every response counted, and those with a 4xx counted as such (wrk as autocannon).
+        // Responses are counted, up to those still in flight when the run ended.
+        assert.ok(result.requests > 100 && received.length >= result.requests && received.length <= result.requests + 4, `${generator}: ${result.requests} responses counted, ${received.length} requests received`)
         assert.equal(result.errors, 0)
-        assert.equal(result.non2xx, scenario.name === '401' ? result.requests : 0, `${generator}: answers not 2xx`)
+        assert.equal(result.non2xx, scenario.name === '401' ? result.requests : 0, `${generator}: responses not 2xx`)
         assert.ok(result.p50 > 0 && result.p99 >= result.p50, `${generator}: p50 ${result.p50} p99 ${result.p99}`)
         const ids = received.flatMap((r) => r.id === undefined ? [] : [r.id])
         assert.ok(ids.every((id) => Number.isInteger(id) && id >= 1 && id <= PETS), `${generator}: an id outside 1..${PETS}`)

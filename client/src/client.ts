@@ -3,14 +3,14 @@ import { parseJson, toInt64, type Int64Input, type Int64Mode } from './json.ts'
 import { nextLink } from './link.ts'
 import { metaOf, type ResponseMeta } from './meta.ts'
 import type { RetryOptions } from './retry.ts'
-import { createTransport, type Answered } from './transport.ts'
+import { createTransport, type ReceivedResponse } from './transport.ts'
 import { randomUuid } from './uuid.ts'
 
 type Schemas = components['schemas']
 type Int64Of<I extends Int64Mode> = I extends 'string' ? string : bigint
 
 export type PetStatus = Schemas['PetStatus']
-/** A pet as the service answers it: `id` and `categoryId` are bigint, or decimal strings with `int64: 'string'`. */
+/** A pet as the service returns it: `id` and `categoryId` are bigint, or decimal strings with `int64: 'string'`. */
 export type Pet<I extends Int64Mode = 'bigint'> = { [K in keyof Schemas['Pet']]: K extends 'id' | 'categoryId' ? Int64Of<I> : Schemas['Pet'][K] }
 /** A pet to add. categoryId may be a bigint, a safe-integer number or a decimal string. */
 export type NewPet = Omit<Schemas['NewPet'], 'categoryId'> & { categoryId: Int64Input }
@@ -19,7 +19,7 @@ export interface ListPetsParams {
   /** 1 to 100; the service's default is 20. */
   limit?: number
   status?: PetStatus
-  /** The position of a page, from a previous answer's `next`. */
+  /** The position of a page, from a previous response's `next`. */
   cursor?: string
 }
 
@@ -29,7 +29,7 @@ export interface PetPage<I extends Int64Mode = 'bigint'> {
   next: string | undefined
 }
 
-/** What every call accepts: a signal that aborts it, and `meta: true` for the answer's metadata. */
+/** What every call accepts: a signal that aborts it, and `meta: true` for the response's metadata. */
 export interface CallOptions<M extends boolean = false> {
   /** Aborts the call, its retries and their waits; the call rejects with the signal's reason. */
   signal?: AbortSignal
@@ -43,10 +43,10 @@ export type CreateOptions<M extends boolean = false> = CallOptions<M> & {
   idempotencyKey?: string
 }
 
-/** A call's data with its answer's metadata, for `{ meta: true }`. */
+/** A call's data with its response's metadata, for `{ meta: true }`. */
 export interface WithMeta<T> { data: T, meta: ResponseMeta }
 /** The data alone, or `{ data, meta }` when the call was given `meta: true`. */
-export type Answer<T, M extends boolean> = M extends true ? WithMeta<T> : T
+export type CallResult<T, M extends boolean> = M extends true ? WithMeta<T> : T
 
 export interface PetstoreClientOptions<I extends Int64Mode = 'bigint'> {
   /** The base address including /v1, e.g. http://127.0.0.1:8080/v1. */
@@ -70,16 +70,16 @@ export interface PetstoreClientOptions<I extends Int64Mode = 'bigint'> {
 /** The pets operations. */
 export interface PetsApi<I extends Int64Mode = 'bigint'> {
   /** One page, in id order; `next` is the cursor of the following page. */
-  list<M extends boolean = false>(options?: ListOptions<M>): Promise<Answer<PetPage<I>, M>>
+  list<M extends boolean = false>(options?: ListOptions<M>): Promise<CallResult<PetPage<I>, M>>
   /** Every pet (with that status), page after page, following Link rel="next" to the end. */
   all(options?: Omit<ListPetsParams, 'cursor'> & { signal?: AbortSignal }): AsyncGenerator<Pet<I>, void, undefined>
   /** Sends an Idempotency-Key (a fresh UUID unless given) and reuses it on its own retries. */
-  create<M extends boolean = false>(pet: NewPet, options?: CreateOptions<M>): Promise<Answer<Pet<I>, M>>
+  create<M extends boolean = false>(pet: NewPet, options?: CreateOptions<M>): Promise<CallResult<Pet<I>, M>>
   /**
    * @deprecated The service removes this operation at its Sunset date (2030-12-05); use
    * `pets.list({ status })` or `pets.all({ status })` instead.
    */
-  get<M extends boolean = false>(petId: Int64Input, options?: CallOptions<M>): Promise<Answer<Pet<I>, M>>
+  get<M extends boolean = false>(petId: Int64Input, options?: CallOptions<M>): Promise<CallResult<Pet<I>, M>>
 }
 
 export interface PetstoreClient<I extends Int64Mode = 'bigint'> {
@@ -101,7 +101,7 @@ export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: P
   const warn = options.onWarning ?? ((message: string) => { console.warn(message) })
   let sunsetWarned = false
 
-  function read<T> ({ response, text }: Answered): WithMeta<T> {
+  function read<T> ({ response, text }: ReceivedResponse): WithMeta<T> {
     return { data: parseJson(text, int64) as T, meta: metaOf(response) }
   }
 
@@ -117,9 +117,9 @@ export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: P
     if (limit !== undefined) query.set('limit', String(limit))
     if (status !== undefined) query.set('status', status)
     if (cursor !== undefined) query.set('cursor', cursor)
-    const answered = await send('GET', `pets${query.size ? `?${query}` : ''}`, { signal })
-    const { data, meta } = read<Array<Pet<I>>>(answered)
-    const link = nextLink(answered.response.headers.get('link'))
+    const received = await send('GET', `pets${query.size ? `?${query}` : ''}`, { signal })
+    const { data, meta } = read<Array<Pet<I>>>(received)
+    const link = nextLink(received.response.headers.get('link'))
     return { data: { pets: data, next: link === undefined ? undefined : cursorOf(link) }, meta }
   }
 
@@ -130,15 +130,15 @@ export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: P
   }
 
   async function get (petId: Int64Input, { signal }: CallOptions<boolean> = {}): Promise<WithMeta<Pet<I>>> {
-    const answered = await send('GET', `pets/${toInt64(petId, 'petId')}`, { signal })
-    noticeSunset(answered.response)
-    return read(answered)
+    const received = await send('GET', `pets/${toInt64(petId, 'petId')}`, { signal })
+    noticeSunset(received.response)
+    return read(received)
   }
 
   const pets: PetsApi<I> = {
-    list: (listOptions) => answer(list(listOptions), listOptions?.meta),
-    create: (pet, createOptions) => answer(create(pet, createOptions), createOptions?.meta),
-    get: (petId, callOptions) => answer(get(petId, callOptions), callOptions?.meta),
+    list: (listOptions) => resultOf(list(listOptions), listOptions?.meta),
+    create: (pet, createOptions) => resultOf(create(pet, createOptions), createOptions?.meta),
+    get: (petId, callOptions) => resultOf(get(petId, callOptions), callOptions?.meta),
     async * all ({ signal, ...params } = {}) {
       let cursor: string | undefined
       do {
@@ -156,9 +156,9 @@ export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: P
   }
 }
 
-async function answer<T, M extends boolean> (pending: Promise<WithMeta<T>>, meta: M | undefined): Promise<Answer<T, M>> {
+async function resultOf<T, M extends boolean> (pending: Promise<WithMeta<T>>, meta: M | undefined): Promise<CallResult<T, M>> {
   const result = await pending
-  return (meta === true ? result : result.data) as Answer<T, M>
+  return (meta === true ? result : result.data) as CallResult<T, M>
 }
 
 /**

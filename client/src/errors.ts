@@ -5,16 +5,16 @@ export type ErrorDetail = NonNullable<components['schemas']['Error']['details']>
 
 /**
  * Every failure of a call: an Error body from the service (code and message as sent), an
- * answer that is not one (code `unexpected_response`), no answer at all (status 0, code
+ * response that is not one (code `unexpected_response`), no response at all (status 0, code
  * `network_error`, the fetch error as `cause`), or none within `timeoutMs` (status 0, code
  * `timeout`). A call the caller aborts rejects with the signal's reason instead.
  */
 export class PetstoreError extends Error {
   override readonly name = 'PetstoreError'
-  /** The HTTP status; 0 when no answer arrived. */
+  /** The HTTP status; 0 when no response arrived. */
   readonly status: number
   readonly code: ErrorCode | 'unexpected_response' | 'network_error' | 'timeout'
-  /** The X-Request-Id of the failed answer: quote it when reporting a problem. */
+  /** The X-Request-Id of the failed response: quote it when reporting a problem. */
   readonly requestId: string | undefined
   readonly details: ErrorDetail[] | undefined
   /** Seconds the service asked to wait (Retry-After), on 429 and 503. */

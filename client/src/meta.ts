@@ -1,18 +1,18 @@
-/** What an answer says besides its body: status, request id, rate limit, and every header. */
+/** What a response says besides its body: status, request id, rate limit, and every header. */
 export interface ResponseMeta {
   /** 200, or 201 for a create (its replay included). */
   status: number
-  /** The answer's X-Request-Id: quote it when reporting a problem. */
+  /** The response's X-Request-Id: quote it when reporting a problem. */
   requestId: string | undefined
-  /** The key's rate limit after this request, from RateLimit-Policy and RateLimit; undefined when the answer has neither. */
+  /** The key's rate limit after this request, from RateLimit-Policy and RateLimit; undefined when the response has neither. */
   rateLimit: RateLimit | undefined
-  /** All of the answer's headers: Location, Idempotent-Replayed, Deprecation, Sunset … */
+  /** All of the response's headers: Location, Idempotent-Replayed, Deprecation, Sunset … */
   headers: Headers
 }
 
 /**
  * One rate-limit policy (draft-ietf-httpapi-ratelimit-headers): its quota and window from
- * RateLimit-Policy, what is left of it from RateLimit. A field the answer did not carry is undefined.
+ * RateLimit-Policy, what is left of it from RateLimit. A field the response did not carry is undefined.
  */
 export interface RateLimit {
   /** The policy's name, e.g. "default". */

@@ -12,7 +12,7 @@ export interface RetryOptions {
 }
 
 const RETRIED_STATUSES = new Set([429, 503])
-// A timed-out attempt is retried like a lost answer: every call is a GET or a create carrying its
+// A timed-out attempt is retried like a lost response: every call is a GET or a create carrying its
 // Idempotency-Key, so sending it again never does the work twice.
 const RETRIED_CODES = new Set<PetstoreError['code']>(['network_error', 'timeout'])
 
@@ -50,7 +50,7 @@ export function withRetries<T> (settings: Required<RetryOptions>, attempt: () =>
     factor: 2,
     randomize: true,
     maxTimeout: settings.maxDelayMs,
-    // A Retry-After answer is waited for below instead of the backoff, so it takes no backoff step;
+    // A Retry-After response is waited for below instead of the backoff, so it takes no backoff step;
     // attemptNumber still bounds the attempts.
     shouldConsumeRetry: ({ error }) => retryAfterOf(error) === undefined,
     async shouldRetry ({ error, attemptNumber }) {

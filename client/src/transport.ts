@@ -11,12 +11,12 @@ export interface TransportOptions {
   timeoutMs?: number
 }
 
-/** A successful answer, its body already read within the attempt's time. */
-export interface Answered { response: Response, text: string }
+/** A successful response, its body already read within the attempt's time. */
+export interface ReceivedResponse { response: Response, text: string }
 
 export interface Request { body?: unknown, headers?: Record<string, string>, signal?: AbortSignal }
 
-export type Send = (method: string, path: string, request?: Request) => Promise<Answered>
+export type Send = (method: string, path: string, request?: Request) => Promise<ReceivedResponse>
 
 const DEFAULT_TIMEOUT_MS = 30_000
 // The longest delay a timer holds; beyond it, timers fire at once.
@@ -35,8 +35,8 @@ export function createTransport (options: TransportOptions): Send {
     if (request.body !== undefined) headers['content-type'] = 'application/json'
     const body = request.body === undefined ? undefined : stringifyJson(request.body)
     const caller = request.signal
-    // Each attempt has its own timeout, covering the answer's body as well as its headers.
-    async function attempt (): Promise<Answered> {
+    // Each attempt has its own timeout, covering the response's body as well as its headers.
+    async function attempt (): Promise<ReceivedResponse> {
       const timeout = AbortSignal.timeout(Math.ceil(timeoutMs))
       try {
         const response = await fetchImpl(url, { method, headers, body, signal: caller ? AbortSignal.any([caller, timeout]) : timeout })
@@ -46,8 +46,8 @@ export function createTransport (options: TransportOptions): Send {
       } catch (error) {
         if (error instanceof PetstoreError) throw error
         if (caller?.aborted) throw caller.reason
-        if (timeout.aborted) throw new PetstoreError({ status: 0, code: 'timeout', message: `${method} ${url.pathname} got no answer within ${timeoutMs} ms`, cause: error })
-        throw new PetstoreError({ status: 0, code: 'network_error', message: `${method} ${url.pathname} got no answer: ${(error as Error).message}`, cause: error })
+        if (timeout.aborted) throw new PetstoreError({ status: 0, code: 'timeout', message: `${method} ${url.pathname} got no response within ${timeoutMs} ms`, cause: error })
+        throw new PetstoreError({ status: 0, code: 'network_error', message: `${method} ${url.pathname} got no response: ${(error as Error).message}`, cause: error })
       }
     }
     // Every call is a GET or a createPet carrying its Idempotency-Key, so each is safe to send again.

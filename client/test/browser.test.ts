@@ -36,7 +36,7 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
     : route.fallback())
   const posted: Array<string | undefined> = []
   page.on('request', (request) => { if (request.method() === 'POST') posted.push(request.headers()['idempotency-key']) })
-  // A blank page on the API's origin: the API's own JSON answers forbid scripts (Content-Security-Policy).
+  // A blank page on the API's origin: the API's own JSON responses forbid scripts (Content-Security-Policy).
   await page.route(`${origin}/client-test-page`, (route) => route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>client test</title><script type="importmap">${JSON.stringify({ imports })}</script>` }))
   await page.goto(`${origin}/client-test-page`)
 

@@ -18,18 +18,18 @@ async function failure (promise: Promise<unknown>): Promise<unknown> {
   assert.fail('expected the call to fail')
 }
 
-test('an attempt with no answer within timeoutMs is retried, and after the last one the call is PetstoreError timeout', { timeout: 10_000 }, async (t) => {
+test('an attempt with no response within timeoutMs is retried, and after the last one the call is PetstoreError timeout', { timeout: 10_000 }, async (t) => {
   const server = await startServer(t)
   const stub = await startStub(t, server.origin, () => 'hang')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, timeoutMs: 100, retry: { attempts: 2, baseDelayMs: 0 } })
   const error = await failure(client.pets.list())
   assert.ok(error instanceof PetstoreError, String(error))
   assert.deepEqual({ status: error.status, code: error.code, message: error.message, cause: (error.cause as Error).name },
-    { status: 0, code: 'timeout', message: 'GET /v1/pets got no answer within 100 ms', cause: 'TimeoutError' })
+    { status: 0, code: 'timeout', message: 'GET /v1/pets got no response within 100 ms', cause: 'TimeoutError' })
   assert.equal(stub.seen.length, 2)
 })
 
-test('the timeout covers an answer whose body stops coming; a timed-out create is sent again with its Idempotency-Key and makes one pet', { timeout: 10_000 }, async (t) => {
+test('the timeout covers a response whose body stops coming; a timed-out create is sent again with its Idempotency-Key and makes one pet', { timeout: 10_000 }, async (t) => {
   const server = await startServer(t)
   const stub = await startStub(t, server.origin, ({ attempt }) => attempt === 1 ? 'stall' : 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, timeoutMs: 2000, retry: { baseDelayMs: 0 } })
@@ -45,7 +45,7 @@ test('a call whose signal aborts rejects with the signal\'s reason, whatever it 
   const server = await startServer(t)
   const controller = new AbortController()
   const reason = new Error('the user left')
-  // The stub aborts the call as soon as its request arrives, then never answers.
+  // The stub aborts the call as soon as its request arrives, then never responds.
   const stub = await startStub(t, server.origin, () => { controller.abort(reason); return 'hang' })
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 0 } })
   assert.equal(await failure(client.pets.get(1, { signal: controller.signal })), reason)
@@ -77,7 +77,7 @@ test('pets.all stops with the signal\'s reason when it aborts between pages', as
   assert.deepEqual(seen, [1n, 2n])
 })
 
-test('{ meta: true } gives the data with the answer\'s status, request id, rate limit and headers', async (t) => {
+test('{ meta: true } gives the data with the response\'s status, request id, rate limit and headers', async (t) => {
   const { baseUrl, key } = await startServer(t, { RATE_LIMIT_PER_MINUTE: '5' })
   const client = createPetstoreClient({ baseUrl, apiKey: key })
   const summary = ({ data, meta }: WithMeta<unknown>) => {

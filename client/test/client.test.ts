@@ -83,23 +83,23 @@ test('400, 401 and 404 come back as PetstoreError with status, code, message and
   assert.equal(notFound.name, 'PetstoreError')
 })
 
-test('the request id of a failure is the X-Request-Id the service answered with', async (t) => {
+test('the request id of a failure is the X-Request-Id the service sent', async (t) => {
   const { baseUrl, key } = await startServer(t)
-  const answered: Array<string | null> = []
+  const sent: Array<string | null> = []
   const client = createPetstoreClient({
     baseUrl,
     apiKey: key,
     fetch: async (input, init) => {
       const response = await fetch(input, init)
-      answered.push(response.headers.get('x-request-id'))
+      sent.push(response.headers.get('x-request-id'))
       return response
     }
   })
   const error = await failure(client.pets.list({ limit: 1000 }))
   assert.equal(error.status, 400)
-  assert.equal(answered.length, 1)
-  assert.match(answered[0] ?? '', /^[0-9a-f-]{36}$/)
-  assert.equal(error.requestId, answered[0])
+  assert.equal(sent.length, 1)
+  assert.match(sent[0] ?? '', /^[0-9a-f-]{36}$/)
+  assert.equal(error.requestId, sent[0])
 })
 
 test('pets.get after its sunset is 410 gone', async (t) => {

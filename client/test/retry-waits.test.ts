@@ -5,7 +5,7 @@ import { createPetstoreClient, PetstoreError, type RetryOptions } from '../src/i
 // No server here: the tests record every setTimeout of this process, which an HTTP client's own
 // keep-alive timers would join.
 
-/** What a scripted fetch does on one attempt: answer with a status (and Retry-After), or reject. */
+/** What a scripted fetch does on one attempt: respond with a status (and Retry-After), or reject. */
 type Scripted = { status: number, retryAfter?: string } | Error
 
 /**
@@ -65,7 +65,7 @@ test('any rejected fetch is a network error and retried, whatever its message; t
   await assert.rejects(client.pets.list(), (error: unknown) => {
     assert.ok(error instanceof PetstoreError)
     assert.deepEqual({ status: error.status, code: error.code, message: error.message, cause: error.cause },
-      { status: 0, code: 'network_error', message: 'GET /v1/pets got no answer: a message no runtime uses', cause: last })
+      { status: 0, code: 'network_error', message: 'GET /v1/pets got no response: a message no runtime uses', cause: last })
     return true
   })
   assert.equal(attempts(), 3)

@@ -40,7 +40,7 @@ test('createPet waits out a 503 Retry-After, retries with the same Idempotency-K
   assert.notEqual(stub.seen[2]?.headers['idempotency-key'], keys[0], 'each call has its own key')
 })
 
-test('listPets retries a 429 with a short Retry-After, and also an answer lost to a network error', async (t) => {
+test('listPets retries a 429 with a short Retry-After, and also a response lost to a network error', async (t) => {
   const server = await startServer(t)
   const stub = await startStub(t, server.origin, ({ attempt }) => attempt === 1 ? limited('0') : attempt === 2 ? 'forward-then-drop' : 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 10 } })
@@ -74,12 +74,12 @@ test('retries are bounded: three attempts by default, then the last error', asyn
 
 test('other failures are never retried: 500, 400, 401', async (t) => {
   const server = await startServer(t)
-  const answers: StubAction[] = [
+  const actions: StubAction[] = [
     { status: 500, body: '{"code":"internal","message":"The request failed on the server (request id x).","status":500}' },
     'forward',
     'forward'
   ]
-  const stub = await startStub(t, server.origin, ({ attempt }) => answers[attempt - 1] ?? 'forward')
+  const stub = await startStub(t, server.origin, ({ attempt }) => actions[attempt - 1] ?? 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 10 } })
   await assert.rejects(client.pets.list(), { status: 500, code: 'internal' })
   await assert.rejects(client.pets.list({ limit: 0 }), { status: 400 })
@@ -87,7 +87,7 @@ test('other failures are never retried: 500, 400, 401', async (t) => {
   assert.equal(stub.seen.length, 3)
 })
 
-test('no answer at all, after the retries: PetstoreError network_error with the cause', async () => {
+test('no response at all, after the retries: PetstoreError network_error with the cause', async () => {
   const client = createPetstoreClient({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'psk_x', retry: { attempts: 2, baseDelayMs: 10 } })
   await assert.rejects(client.pets.list(), (error: unknown) => {
     assert.ok(error instanceof PetstoreError)
@@ -110,14 +110,14 @@ async function serverReplaysIdempotentCreates (baseUrl: string, key: string): Pr
   return first.status === 201 && second.headers.get('idempotent-replayed') === 'true'
 }
 
-test('a createPet whose answer was lost is retried and still creates exactly one pet', async (t) => {
+test('a createPet whose response was lost is retried and still creates exactly one pet', async (t) => {
   const server = await startServer(t)
   if (!await serverReplaysIdempotentCreates(server.baseUrl, server.key)) {
     const reason = 'the service does not replay Idempotency-Key yet, so a retried create would make two pets'
     process.stderr.write(`\n*** SKIPPED: ${reason} ***\n\n`)
     return t.skip(reason)
   }
-  // The service creates the pet, then the connection drops before the answer reaches the client.
+  // The service creates the pet, then the connection drops before the response reaches the client.
   const stub = await startStub(t, server.origin, ({ attempt }) => attempt === 1 ? 'forward-then-drop' : 'forward')
   const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key, retry: { baseDelayMs: 10 } })
   const pet = await client.pets.create({ name: 'Only once', categoryId: 9 })

@@ -22,14 +22,14 @@ export async function startServer (t: TestContext, env: Record<string, string> =
 
 export interface StubRequest { attempt: number, method: string, url: string, headers: IncomingMessage['headers'], body: string }
 /**
- * What the stub does with one request: answer itself, pass it on, pass it on and then hang up,
- * never answer (`hang`), or send the status, headers and a first byte of the body and no more (`stall`).
+ * What the stub does with one request: respond itself, pass it on, pass it on and then hang up,
+ * never respond (`hang`), or send the status, headers and a first byte of the body and no more (`stall`).
  */
 export type StubAction = { status: number, headers?: Record<string, string>, body?: string } | 'forward' | 'forward-then-drop' | 'hang' | 'stall'
 
 /**
  * A tiny HTTP server in front of the real one, for what the service does not do on demand:
- * 503/429 with Retry-After, and an answer lost after the service has acted.
+ * 503/429 with Retry-After, and a response lost after the service has acted.
  */
 export async function startStub (t: TestContext, target: string, decide: (request: StubRequest) => StubAction) {
   const seen: StubRequest[] = []
@@ -50,10 +50,10 @@ export async function startStub (t: TestContext, target: string, decide: (reques
       return
     }
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>
-    const answer = await fetch(target + request.url, { method: request.method, headers, body: request.body === '' ? undefined : request.body })
-    const text = await answer.text()
+    const response = await fetch(target + request.url, { method: request.method, headers, body: request.body === '' ? undefined : request.body })
+    const text = await response.text()
     if (action === 'forward-then-drop') { res.socket?.destroy(); return }
-    res.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => !['content-length', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)))).end(text)
+    res.writeHead(response.status, Object.fromEntries([...response.headers].filter(([name]) => !['content-length', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)))).end(text)
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
