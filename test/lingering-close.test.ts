@@ -39,7 +39,7 @@ function write (socket: Socket, data: string | Buffer): Promise<boolean> {
   })
 }
 
-interface Upload { response: RawResponse | string, socketError?: string, piecesWritten: number }
+interface Upload { response: RawResponse | string, socketError?: string, chunksWritten: number }
 
 /**
  * A 2 MiB body, chunked, 64 KiB a write with a pause of a millisecond after each: a client on a
@@ -51,12 +51,12 @@ async function uploadTwoMiB (port: number, key: string): Promise<Upload> {
   let socketError: string | undefined
   socket.on('error', (error: NodeJS.ErrnoException) => { socketError ??= error.code ?? error.message })
   const response = readResponse(socket, 20_000).catch((error: Error) => error.message)
-  let piecesWritten = 0
+  let chunksWritten = 0
   if (await write(socket, chunkedPost(key))) {
-    for (; piecesWritten < 32 && await write(socket, CHUNK); piecesWritten++) await sleep(1)
+    for (; chunksWritten < 32 && await write(socket, CHUNK); chunksWritten++) await sleep(1)
     await write(socket, '0\r\n\r\n')
   }
-  const result = { response: await response, piecesWritten }
+  const result = { response: await response, chunksWritten }
   socket.destroy()
   return socketError === undefined ? result : { ...result, socketError }
 }

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
 import { twoInstances } from './two-instances.ts'
-import { budgetStore, LOCAL_CACHE_ENTRIES } from '../src/auth/rate-limits.ts'
+import { limitStore, LOCAL_CACHE_ENTRIES } from '../src/auth/rate-limits.ts'
 import { buildTestApp, issueKey, json } from './helpers.ts'
 
 const fields = (res: LightMyRequestResponse) => ({
@@ -146,7 +146,7 @@ describe('rate limit of failed authentication per client address', () => {
 
 describe('rate-limit counters in memory', () => {
   test(`a limit counts at most ${LOCAL_CACHE_ENTRIES} keys at once: the least recently counted is dropped first, and only that one`, async () => {
-    const store = budgetStore('key', { redisKeyPrefix: 'unused:' })
+    const store = limitStore('key', { redisKeyPrefix: 'unused:' })
     const count = (key: string) => new Promise<number | undefined>((resolve, reject) => {
       store.incr(key, (error, counted) => { if (error) reject(error); else resolve(counted?.current) }, 60_000, 5)
     })

@@ -87,7 +87,7 @@ describe('a client that does not read its replies', { timeout: 60_000 }, () => {
     const sentAt = Date.now()
     client.write('GET /docs/js/scalar.js HTTP/1.1\r\nHost: test\r\n\r\n')
     await sleep(SEND_TIMEOUT_MS / 2)
-    // Written in pieces: while the client reads nothing, the server holds one piece, not the script.
+    // Written in chunks: while the client reads nothing, the server holds one chunk, not the script.
     const held = server.sockets[0]!.writableLength
     assert.ok(held > 0 && held <= 64 * 1024, `the server holds ${held} bytes for the client`)
     const open = await allClosed(app, 5000)

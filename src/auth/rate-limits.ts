@@ -6,9 +6,9 @@ import { ApiError } from '../http/errors.ts'
 import type { RedisBreaker } from './redis-breaker.ts'
 
 /**
- * Two budgets per minute: "default" per API key, and "failed-auth" per client address for
- * requests without a usable key: pet operations that fail authentication, and the open
- * surface (the docs page, the OpenAPI document, unknown paths) called without a key. Each
+ * Two rate limits per minute: "default" per API key, and "failed-auth" per client address for
+ * requests without a usable key: pet operations that fail authentication, and the public
+ * routes (the docs page, the OpenAPI document, unknown paths) called without a key. Each
  * counts in a store of @fastify/rate-limit: without Redis in this process (its LocalStore),
  * with Redis across every instance (its RedisStore, behind a circuit breaker).
  * The state goes out in the structured fields of draft-ietf-httpapi-ratelimit-headers:
@@ -16,33 +16,33 @@ import type { RedisBreaker } from './redis-breaker.ts'
  */
 
 export interface RateLimitSettings {
-  /** 0 turns the per-key budget off. */
+  /** 0 turns the per-key limit off. */
   perKeyPerMinute: number
   failedAuthPerMinute: number
   redis?: RedisBreaker
   redisKeyPrefix: string
 }
 
-/** The counts made around the bearer check and the open surface's budget; a refusal is a 429. */
+/** The counts made around the bearer check and the public routes' limit; a refusal is a 429. */
 export interface AuthLimits {
-  /** False while no address can be over its failed-auth budget: refuseSpentAddress would read the store for nothing. */
+  /** False while no address can be over its failed-auth limit: refuseSpentAddress would read the store for nothing. */
   mayRefuseAddress(): boolean
-  /** Before the key is looked up: 429 when this address has used up its failed-auth budget. */
+  /** Before the key is looked up: 429 when this address has used up its failed-auth limit. */
   refuseSpentAddress(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** After a failed check: counts it against the address (undefined: uncounted). */
   countFailure(request: FastifyRequest, reply: FastifyReply): Promise<Count | undefined>
-  /** A request to the open surface without a usable key: counts against the address; 429 over budget. */
+  /** A request to the public routes without a usable key: counts against the address; 429 over the limit. */
   countAnonymous(request: FastifyRequest, reply: FastifyReply): Promise<void>
-  /** False when RATE_LIMIT_PER_MINUTE is 0: keys are not counted, and answers carry no fields. */
+  /** False when RATE_LIMIT_PER_MINUTE is 0: keys are not counted, and replies carry no fields. */
   countsKeys: boolean
   /**
    * After a successful check: counts the request against its key, then calls `done` (with the
-   * 429 over budget). Callback form, as the stores answer: in memory at once, without a promise.
+   * 429 over the limit). Callback form, as the stores reply: in memory at once, without a promise.
    */
   countKey(request: FastifyRequest, reply: FastifyReply, done: (error?: ApiError) => void): void
 }
 
-interface Budget {
+interface Limit {
   name: string
   quota: number
   /** The RateLimit-Policy field. */
@@ -55,16 +55,16 @@ const WINDOW_MS = 60_000
 // Keys, and addresses, counted in memory at once; the least recently counted are dropped first.
 export const LOCAL_CACHE_ENTRIES = 10_000
 
-/** A budget's store: in Redis under REDIS_KEY_PREFIX + "rate-limit:" + `kind` + ":", or in memory. */
-export function budgetStore (kind: string, settings: Pick<RateLimitSettings, 'redis' | 'redisKeyPrefix'>): RateLimitStore {
-  // Fixed windows: neither of the stores' options that extend a window past the budget.
+/** A limit's store: in Redis under REDIS_KEY_PREFIX + "rate-limit:" + `kind` + ":", or in memory. */
+export function limitStore (kind: string, settings: Pick<RateLimitSettings, 'redis' | 'redisKeyPrefix'>): RateLimitStore {
+  // Fixed windows: neither of the stores' options that extend a window past the limit.
   return settings.redis
     ? new RedisStore(false, false, settings.redis.client, `${settings.redisKeyPrefix}rate-limit:${kind}:`)
     : new LocalStore(false, false, LOCAL_CACHE_ENTRIES)
 }
 
-function budget (name: string, kind: string, quota: number, settings: RateLimitSettings): Budget {
-  return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store: budgetStore(kind, settings), breaker: settings.redis }
+function defineLimit (name: string, kind: string, quota: number, settings: RateLimitSettings): Limit {
+  return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store: limitStore(kind, settings), breaker: settings.redis }
 }
 
 /**
@@ -83,11 +83,11 @@ const ADDRESS_SPENT = 'Too many requests without a valid API key came from this 
 
 /**
  * Counts one request against `key` (`read`: only reads the count) and hands the count to
- * `then`: undefined when the store cannot answer, or while the breaker keeps the counters off
+ * `then`: undefined when the store cannot respond, or while the breaker keeps the counters off
  * Redis, as an outage of the counter is not an outage of the API. The breaker logs the outage,
  * once.
  */
-function count ({ store, quota, breaker }: Budget, method: 'incr' | 'read', key: string, then: (count: Count | undefined) => void): void {
+function count ({ store, quota, breaker }: Limit, method: 'incr' | 'read', key: string, then: (count: Count | undefined) => void): void {
   if (breaker && !breaker.isClosed()) return then(undefined)
   store[method](key, (error, counted) => {
     if (error) breaker?.failed(error)
@@ -96,10 +96,10 @@ function count ({ store, quota, breaker }: Budget, method: 'incr' | 'read', key:
 }
 
 /** count() as a promise, for the callers that wait anyway. */
-const tally = (budget: Budget, method: 'incr' | 'read', key: string) =>
-  new Promise<Count | undefined>((resolve) => { count(budget, method, key, resolve) })
+const tally = (limit: Limit, method: 'incr' | 'read', key: string) =>
+  new Promise<Count | undefined>((resolve) => { count(limit, method, key, resolve) })
 
-function announce (reply: FastifyReply, { name, quota, policy }: Budget, count: Count | undefined) {
+function announce (reply: FastifyReply, { name, quota, policy }: Limit, count: Count | undefined) {
   reply.header('ratelimit-policy', policy)
   if (count) reply.header('ratelimit', `"${name}";r=${Math.max(0, quota - count.current)};t=${Math.ceil(count.ttl / 1000)}`)
 }
@@ -109,10 +109,10 @@ function tooMany (count: Count, message: string): ApiError {
 }
 
 export function rateLimits (settings: RateLimitSettings): AuthLimits {
-  const perKey = budget('default', 'key', settings.perKeyPerMinute, settings)
-  const failedAuth = budget('failed-auth', 'failed-auth', settings.failedAuthPerMinute, settings)
+  const perKey = defineLimit('default', 'key', settings.perKeyPerMinute, settings)
+  const failedAuth = defineLimit('failed-auth', 'failed-auth', settings.failedAuthPerMinute, settings)
   // In memory only this process counts failures, so no address can be refused before
-  // countFailure sees a budget run out, nor after that window ends: the rest of the time the
+  // countFailure sees a limit run out, nor after that window ends: the rest of the time the
   // gate every request passes reads neither the store nor the clock. With Redis, other
   // instances count too.
   let spentUntil = settings.redis ? Infinity : 0

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { responseBegun } from './client-connections.ts'
 import { ApiError, errorBody, errorHandler } from './errors.ts'
-import { ERROR_ANSWER_HEADERS } from './security-headers.ts'
+import { ERROR_REPLY_HEADERS } from './security-headers.ts'
 import type { ErrorCode } from '../contract/schemas.ts'
 
 // Not imported: an ESM import of node:http reads every export it has, and its lazy WebSocket
@@ -22,7 +22,7 @@ const PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
 }
 const NOT_HTTP: [ErrorCode, string] = ['invalid_request', 'The request is not valid HTTP/1.1.']
 /** The headers the onSend hooks give every JSON response (security-headers.ts), as lines of a raw one. */
-const HEADER_LINES = Object.entries(ERROR_ANSWER_HEADERS).map(([name, value]) => `${name}: ${value}`)
+const HEADER_LINES = Object.entries(ERROR_REPLY_HEADERS).map(([name, value]) => `${name}: ${value}`)
 
 /** Written straight to the socket: there is no request object to reply through. */
 export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
@@ -76,7 +76,7 @@ function closeWhenSent (socket: Socket, lastBytes?: string) {
 /** Errors of the router (undecodable URL, overlong path parameter): a 400 like any bad path. */
 export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   // Sent before routing, so no onSend hook adds these.
-  reply.headers(ERROR_ANSWER_HEADERS)
+  reply.headers(ERROR_REPLY_HEADERS)
   if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
     return errorHandler(new ApiError('invalid_request', 'The request path is not a valid URL path for this service.'), request, reply)
   }

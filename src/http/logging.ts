@@ -10,7 +10,7 @@ import { routeTemplateOf } from './route-template.ts'
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**
- * Text that looks like an API key (auth/keys.ts: psk_ and 43 base64url characters), in any
+ * Text that looks like an API key (auth/api-key.ts: psk_ and 43 base64url characters), in any
  * spelling: psk in any case, then _ or -, and 20 or more key characters, so that a key cut short
  * or run together with other text is caught too; or a run of exactly 43 key characters with
  * both upper- and lower-case letters, as the secret part alone has (a random 43 characters lack
@@ -104,7 +104,7 @@ const LOG_BATCH_CHARS = 4096
 
 /**
  * Standard output, written in batches: one write per line would cost a system call per
- * request, a large part of what a small answer costs. Lines wait at most LOG_FLUSH_MS, and
+ * request, a large part of what a small reply costs. Lines wait at most LOG_FLUSH_MS, and
  * whatever is waiting is written when the process exits, also on a fatal error. Only an end
  * without Node's exit event can lose the last LOG_FLUSH_MS of lines: SIGKILL, an abort, or a
  * signal the service does not handle (it handles SIGTERM and SIGINT).
@@ -173,7 +173,7 @@ export class BatchedLines implements LogDestination {
 
 /**
  * Fastify gives every request a logger of its own, bound to the request id. Making it costs
- * about as much as a cached answer's own work, and most requests never use it: their one line
+ * about as much as a cached reply's own work, and most requests never use it: their one line
  * is written by requestLogging, with the id as a field. So it is made when first used.
  */
 export function lazyRequestLogger (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {

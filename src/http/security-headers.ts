@@ -10,8 +10,8 @@ const http = process.getBuiltinModule('node:http')
 type Middleware = ReturnType<typeof helmet>
 
 /**
- * The headers a helmet middleware sets. They are the same on every answer, so they are recorded
- * once at start-up and copied onto answers, instead of running helmet on every request as
+ * The headers a helmet middleware sets. They are the same on every reply, so they are recorded
+ * once at start-up and copied onto replies, instead of running helmet on every request as
  * @fastify/helmet does.
  */
 function headersSetBy (middleware: Middleware): Record<string, string> {
@@ -47,14 +47,14 @@ const JSON_CONTENT_SECURITY_POLICY = headersSetBy(helmet.contentSecurityPolicy({
 }))
 
 /**
- * What an Error answer carries when it is sent outside the hooks (client-errors.ts): the same
- * headers the onSend hook below gives every JSON answer. Nothing is cached: answers carry pets
+ * What an Error reply carries when it is sent outside the hooks (client-errors.ts): the same
+ * headers the onSend hook below gives every JSON reply. Nothing is cached: replies carry pets
  * and are fetched with a key.
  */
-export const ERROR_ANSWER_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'cache-control': 'no-store', ...JSON_CONTENT_SECURITY_POLICY }
+export const ERROR_REPLY_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'cache-control': 'no-store', ...JSON_CONTENT_SECURITY_POLICY }
 
 export const securityHeaders = fp(async function securityHeaders (app: FastifyInstance) {
-  // Callback form, as the other hooks every answer runs (http/logging.ts): no promise per answer.
+  // Callback form, as the other hooks every reply runs (http/logging.ts): no promise per reply.
   app.addHook('onSend', (_request, reply, payload, done) => {
     reply.headers(SECURITY_HEADERS)
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Fastify from 'fastify'
-import { notModified, representationFor, staticAnswer, type StaticAnswer } from './static-answer.ts'
+import { notModified, representationFor, staticReply, type StaticReply } from './static-reply.ts'
 
 const SCALAR_CONFIGURATION = {
   url: '/v1/openapi.json',
@@ -23,19 +23,19 @@ const SCRIPT_URL = '/docs/js/scalar.js'
 const SCRIPT_REFERENCE = '"js/scalar.js"'
 /** The page and its redirect, then the script: the routes of the reference plugin, and nothing else under /docs. */
 const DOCS_URLS = ['/docs', PAGE_URL, SCRIPT_URL]
-// The inner answer's framing and caching are this server's own to set.
+// The inner reply's framing and caching are this server's own to set.
 const OWN_HEADERS = new Set(['content-length', 'connection', 'date', 'transfer-encoding', 'keep-alive', 'cache-control', 'etag'])
 /**
- * Bodies go out in pieces of this size: the send timeout (http/send-timeout.ts) sees progress
+ * Bodies go out in chunks of this size: the send timeout (http/send-timeout.ts) sees progress
  * per completed write, and a 4 MB script in one write shows none until all of it is taken.
  */
-const PIECE_BYTES = 64 * 1024
+const CHUNK_BYTES = 64 * 1024
 /** The script at its versioned address never changes: a year, and no revalidation. */
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 /** The page, and the script asked without its version: kept, but checked (a 304 when unchanged). */
 const REVALIDATE = 'no-cache'
 
-interface DocsAsset { status: number, headers: Record<string, string | string[]>, answer: StaticAnswer }
+interface DocsAsset { status: number, headers: Record<string, string | string[]>, content: StaticReply }
 
 /**
  * The page's own small server: the reference plugin carries its 4 MB script inside its module,
@@ -51,24 +51,24 @@ async function loadDocsServer (): Promise<FastifyInstance> {
 }
 
 async function assetOf (server: FastifyInstance, url: string, rewrite?: (body: string) => string): Promise<DocsAsset> {
-  const answer = await server.inject({ method: 'GET', url })
-  // The plugin answers its own routes; anything else is a fault, and its body (Fastify's own
-  // words) stays out of the answer.
-  if (answer.statusCode >= 400) throw new Error(`the docs page answered ${answer.statusCode} for ${url}`)
+  const inner = await server.inject({ method: 'GET', url })
+  // The plugin serves its own routes; anything else is a fault, and its body (Fastify's own
+  // words) stays out of the reply.
+  if (inner.statusCode >= 400) throw new Error(`the docs page replied ${inner.statusCode} for ${url}`)
   const headers: Record<string, string | string[]> = {}
-  for (const [name, value] of Object.entries(answer.headers)) {
+  for (const [name, value] of Object.entries(inner.headers)) {
     if (value !== undefined && !OWN_HEADERS.has(name)) headers[name] = typeof value === 'number' ? String(value) : value
   }
-  const body = rewrite ? Buffer.from(rewrite(answer.body)) : answer.rawPayload
-  return { status: answer.statusCode, headers, answer: await staticAnswer(body, String(headers['content-type'] ?? '')) }
+  const body = rewrite ? Buffer.from(rewrite(inner.body)) : inner.rawPayload
+  return { status: inner.statusCode, headers, content: await staticReply(body, String(headers['content-type'] ?? '')) }
 }
 
-/** Every docs answer, made once: the page names its script by the script's content hash. */
+/** Every docs reply, made once: the page names its script by the script's content hash. */
 async function loadDocs (): Promise<{ assets: Map<string, DocsAsset>, close(): Promise<void> }> {
   const server = await loadDocsServer()
   try {
     const script = await assetOf(server, SCRIPT_URL)
-    const versioned = `"js/scalar.js?v=${script.answer.hash}"`
+    const versioned = `"js/scalar.js?v=${script.content.hash}"`
     const page = await assetOf(server, PAGE_URL, (html) => {
       if (!html.includes(SCRIPT_REFERENCE)) throw new Error('the docs page no longer names its script as js/scalar.js')
       return html.replace(SCRIPT_REFERENCE, versioned)
@@ -81,8 +81,8 @@ async function loadDocs (): Promise<{ assets: Map<string, DocsAsset>, close(): P
   }
 }
 
-function * pieces (body: Buffer): Generator<Buffer> {
-  for (let start = 0; start < body.length; start += PIECE_BYTES) yield body.subarray(start, start + PIECE_BYTES)
+function * chunks (body: Buffer): Generator<Buffer> {
+  for (let start = 0; start < body.length; start += CHUNK_BYTES) yield body.subarray(start, start + CHUNK_BYTES)
 }
 
 /**
@@ -90,7 +90,7 @@ function * pieces (body: Buffer): Generator<Buffer> {
  * bundled in the plugin and served from here; fonts, telemetry and the hosted helpers are off,
  * so the page loads nothing from outside this server and works offline.
  *
- * The answers are fixed, so they are served as static files are: made once and shared by every
+ * The replies are fixed, so they are served as static files are: made once and shared by every
  * visitor, compressed once (Brotli or gzip, as Accept-Encoding asks), each with a strong ETag
  * and a 304 for a client that has it. The page names its script at a versioned address
  * (`?v=` its content hash) that browsers keep for a year without asking again. Any other path
@@ -117,11 +117,11 @@ export async function docsRoutes (app: FastifyInstance) {
 
   async function serveDocs (request: FastifyRequest<{ Querystring: { v?: string } }>, reply: FastifyReply) {
     const url = request.routeOptions.url!
-    const { status, headers, answer } = (await loaded()).assets.get(url)!
-    const chosen = representationFor(answer, request.headers['accept-encoding'])
-    const immutable = url === SCRIPT_URL && request.query.v === answer.hash
+    const { status, headers, content } = (await loaded()).assets.get(url)!
+    const chosen = representationFor(content, request.headers['accept-encoding'])
+    const immutable = url === SCRIPT_URL && request.query.v === content.hash
     reply.headers(headers).header('etag', chosen.etag).header('cache-control', immutable ? IMMUTABLE : REVALIDATE)
-    if (answer.representations.br) {
+    if (content.representations.br) {
       const vary = reply.getHeader('vary')
       reply.header('vary', vary ? `${String(vary)}, Accept-Encoding` : 'Accept-Encoding')
     }
@@ -129,7 +129,7 @@ export async function docsRoutes (app: FastifyInstance) {
     if (notModified(request.headers['if-none-match'], chosen.etag)) return reply.code(304).send()
     reply.code(status).header('content-length', chosen.body.length)
     // HEAD: Node sends the headers alone.
-    return reply.send(chosen.body.length > PIECE_BYTES && request.method === 'GET' ? Readable.from(pieces(chosen.body)) : chosen.body)
+    return reply.send(chosen.body.length > CHUNK_BYTES && request.method === 'GET' ? Readable.from(chunks(chosen.body)) : chosen.body)
   }
 
   for (const url of DOCS_URLS) {

@@ -18,7 +18,7 @@ export interface MetricText { name: string, help: string }
  * A histogram over a fixed set of labels, and optionally a counter of the same observations,
  * exposed as prom-client exposes its own. prom-client's Histogram and Counter check and hash
  * their labels on every call, bound children included (a sorted join of the values), which
- * costs more than 5 % of a cached answer with the request's and the store call's series
+ * costs more than 5 % of a cached reply with the request's and the store call's series
  * observed on every request (docs/performance.md). Here the owner finds a series by its label
  * values in maps of its own (one level per label, no string joined per observation), and an
  * observation is three additions; prom-client's registry reads the totals when /metrics is

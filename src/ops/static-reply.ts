@@ -5,11 +5,11 @@ import negotiate from '@fastify/accept-negotiator'
 
 type Encoding = 'br' | 'gzip' | 'identity'
 
-/** One form of an answer's body, with the strong ETag (RFC 9110 section 8.8.3) of exactly these bytes. */
+/** One form of a reply's body, with the strong ETag (RFC 9110 section 8.8.3) of exactly these bytes. */
 export interface Representation { body: Buffer, etag: string, encoding: Encoding }
 
-/** A fixed answer, made once: its body in each encoding worth sending, each with its own ETag. */
-export interface StaticAnswer {
+/** A fixed reply, made once: its body in each encoding worth sending, each with its own ETag. */
+export interface StaticReply {
   /** Base64url of the SHA-256 of the plain body: names the content in a versioned address. */
   hash: string
   representations: Partial<Record<Encoding, Representation>>
@@ -32,9 +32,9 @@ function representation (body: Buffer, hash: string, encoding: Encoding): Repres
 }
 
 /** Hashes the body and compresses it, when its type compresses, with Brotli and gzip. */
-export async function staticAnswer (body: Buffer, contentType: string): Promise<StaticAnswer> {
+export async function staticReply (body: Buffer, contentType: string): Promise<StaticReply> {
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 22)
-  const representations: StaticAnswer['representations'] = { identity: representation(body, hash, 'identity') }
+  const representations: StaticReply['representations'] = { identity: representation(body, hash, 'identity') }
   if (COMPRESSIBLE.test(contentType) && body.length >= COMPRESS_FROM_BYTES) {
     const [br, gz] = await Promise.all([
       brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
@@ -47,9 +47,9 @@ export async function staticAnswer (body: Buffer, contentType: string): Promise<
 }
 
 /** The smallest form the client accepts (Accept-Encoding); the plain body when it names none. */
-export function representationFor (answer: StaticAnswer, acceptEncoding: string | undefined): Representation {
-  const chosen = acceptEncoding ? negotiate(acceptEncoding, answer.encodings) : null
-  return answer.representations[chosen ?? 'identity']!
+export function representationFor (reply: StaticReply, acceptEncoding: string | undefined): Representation {
+  const chosen = acceptEncoding ? negotiate(acceptEncoding, reply.encodings) : null
+  return reply.representations[chosen ?? 'identity']!
 }
 
 /**
