@@ -47,6 +47,8 @@ export type CreateOptions<M extends boolean = false> = CallOptions<M> & {
 export interface WithMeta<T> { data: T, meta: ResponseMeta }
 /** The data alone, or `{ data, meta }` when the call was given `meta: true`. */
 export type CallResult<T, M extends boolean> = M extends true ? WithMeta<T> : T
+/** @deprecated CallResult's name in 1.0, kept so that code written against 1.0 still compiles. */
+export type Answer<T, M extends boolean> = CallResult<T, M>
 
 export interface PetstoreClientOptions<I extends Int64Mode = 'bigint'> {
   /** The base address including /v1, e.g. http://127.0.0.1:8080/v1. */

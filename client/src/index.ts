@@ -1,6 +1,6 @@
 export { createPetstoreClient } from './client.ts'
 export type {
-  CallOptions, CallResult, CreateOptions, ListOptions, ListPetsParams, NewPet, Pet, PetPage, PetsApi, PetStatus, PetstoreClient, PetstoreClientOptions, WithMeta
+  Answer, CallOptions, CallResult, CreateOptions, ListOptions, ListPetsParams, NewPet, Pet, PetPage, PetsApi, PetStatus, PetstoreClient, PetstoreClientOptions, WithMeta
 } from './client.ts'
 export { PetstoreError } from './errors.ts'
 export type { ErrorCode, ErrorDetail } from './errors.ts'
