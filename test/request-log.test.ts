@@ -132,3 +132,18 @@ test('lines still waiting are written when the process exits, also on an uncaugh
     assert.equal(run.stdout, 'first\nsecond\n', `${ending}: ${run.stderr}`)
   }
 })
+
+test('lines reach standard output in the order written, also at an exit while the thread pool is busy', () => {
+  const logging = new URL('../src/http/logging.ts', import.meta.url).href
+  // A full batch, then lines still waiting, then the exit, while libuv's one thread hashes (as
+  // SQLite's syncs take the pool): a batch handed to a write on the pool would still be waiting
+  // there when the exit writes the rest.
+  const script = `import { pbkdf2 } from 'node:crypto'; import { batchedStdout } from '${logging}'
+    pbkdf2('x', 'y', 5_000_000, 32, 'sha256', () => {})
+    const out = batchedStdout()
+    for (let i = 0; i < 50; i++) out.write(String(i).padEnd(99, '.') + '\\n')
+    out.write('last\\n')
+    process.exit(0)`
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, UV_THREADPOOL_SIZE: '1' } })
+  assert.deepEqual(run.stdout.split('\n').map((line) => line.split('.')[0]), [...Array.from({ length: 50 }, (_, i) => String(i)), 'last', ''], run.stderr)
+})

@@ -136,10 +136,12 @@ interface LineFile { write(data: Buffer): boolean, flushSync(): void }
 
 /**
  * Lines joined into one string until `batchChars` wait, then handed to the file on in one
- * write, encoded once. In front of sonic-boom, whose own batching measures the byte length of
- * everything waiting on every line it is given (Buffer.byteLength over up to 4 KiB per log
- * line); here a line costs a string append, and sonic-boom (EAGAIN, partial writes) does each
- * actual write.
+ * write, encoded once. In front of sonic-boom, whose own batching (its minLength) measures the
+ * byte length of everything waiting on every line it is given (Buffer.byteLength over up to
+ * 4 KiB per log line); here a line costs a string append, and sonic-boom (EAGAIN, partial
+ * writes) does each actual write, synchronously. Its asynchronous mode hands each batch to
+ * libuv's thread pool, where at an exit a batch can still wait behind other work (SQLite's
+ * syncs) while the exit writes the lines after it: they would go out of order, or be lost.
  */
 export class BatchedLines implements LogDestination {
   readonly #file: LineFile
