@@ -313,9 +313,13 @@ export async function createFormation (): Promise<Formation> {
 
   // pg_autoctl starts PostgreSQL with its own listen_addresses, '*' unless told otherwise, and
   // `create` takes no option for it: create, set it to loopback, then run.
-  const createAndRun = async (label: string, pgdata: string, createArgs: string[]) => {
+  // Every setting is written before the node's service runs: a running service rewrites its
+  // configuration file on reload, and a `config set` that reads it meanwhile finds it half written.
+  const createAndRun = async (label: string, pgdata: string, createArgs: string[], settings: Record<string, string | number> = {}) => {
     await once(createArgs)
-    await once(['config', 'set', '--pgdata', pgdata, 'postgresql.listen_addresses', '127.0.0.1'])
+    for (const [name, value] of Object.entries({ 'postgresql.listen_addresses': '127.0.0.1', ...settings })) {
+      await once(['config', 'set', '--pgdata', pgdata, name, String(value)])
+    }
     run(label, ['run', '--pgdata', pgdata])
   }
 
@@ -340,19 +344,14 @@ export async function createFormation (): Promise<Formation> {
       stopped.delete(node.name)
       pgdatas.add(node.pgdata)
       await createAndRun(node.name, node.pgdata, ['create', 'postgres', '--pgdata', node.pgdata, '--pgport', String(node.port), '--pgctl', PG_CTL,
-        '--hostname', '127.0.0.1', '--name', node.name, '--auth', 'trust', '--no-ssl', '--monitor', monitorUri])
-    }
-    const configure = async (node: FormationNode) => {
-      for (const [name, value] of Object.entries(NODE_SETTINGS)) await once(['config', 'set', '--pgdata', node.pgdata, name, String(value)])
+        '--hostname', '127.0.0.1', '--name', node.name, '--auth', 'trust', '--no-ssl', '--monitor', monitorUri], NODE_SETTINGS)
     }
     // The first node becomes the primary (alone: "single"), the second its standby.
     await createNode(nodes[0])
     await withDeadline('the first node as primary', UP_TIMEOUT_MS, async () =>
       (await state()).find((node) => node.name === 'node1' && node.reported === 'single' && node.assigned === 'single'))
-    await configure(nodes[0])
     await createNode(nodes[1])
     const settled = await waitSettled(UP_TIMEOUT_MS)
-    await configure(nodes[1])
     assert.equal(settled.primary.name, 'node1')
   } catch (error) {
     const tail = logTail()
