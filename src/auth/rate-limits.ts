@@ -2,6 +2,7 @@ import { normalizeIP } from '@fastify/rate-limit'
 import LocalStore, { type Count, type RateLimitStore } from '@fastify/rate-limit/store/LocalStore.js'
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Redis } from 'ioredis'
 import { ApiError } from '../http/errors.ts'
 import type { RedisBreaker } from './redis-breaker.ts'
 
@@ -55,16 +56,22 @@ const WINDOW_MS = 60_000
 // Keys, and addresses, counted in memory at once; the least recently counted are dropped first.
 export const LOCAL_CACHE_ENTRIES = 10_000
 
-/** A limit's store: in Redis under REDIS_KEY_PREFIX + "rate-limit:" + `kind` + ":", or in memory. */
-export function limitStore (kind: string, settings: Pick<RateLimitSettings, 'redis' | 'redisKeyPrefix'>): RateLimitStore {
+/**
+ * A limit's store: in Redis under REDIS_KEY_PREFIX + "rate-limit:" + `kind` + ":", or in memory.
+ * The only place that takes them by path (the package has no exports map, and
+ * rate-limit-stores.d.ts types them): test/rate-limit-stores.test.ts and its Redis twin hold
+ * what is relied on here, so that an upgrade that changes it fails there.
+ */
+export function limitStore (kind: string, { redis, redisKeyPrefix }: { redis?: Redis, redisKeyPrefix: string }): RateLimitStore {
   // Fixed windows: neither of the stores' options that extend a window past the limit.
-  return settings.redis
-    ? new RedisStore(false, false, settings.redis.client, `${settings.redisKeyPrefix}rate-limit:${kind}:`)
+  return redis
+    ? new RedisStore(false, false, redis, `${redisKeyPrefix}rate-limit:${kind}:`)
     : new LocalStore(false, false, LOCAL_CACHE_ENTRIES)
 }
 
 function defineLimit (name: string, kind: string, quota: number, settings: RateLimitSettings): Limit {
-  return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store: limitStore(kind, settings), breaker: settings.redis }
+  const store = limitStore(kind, { redis: settings.redis?.client, redisKeyPrefix: settings.redisKeyPrefix })
+  return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store, breaker: settings.redis }
 }
 
 /**
