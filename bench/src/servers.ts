@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -68,12 +69,15 @@ async function waitReady (url: string, child: ChildProcess, timeoutMs = 60_000):
 export async function startServer (name: string, script: string, env: Record<string, string>, readyPath: string, nodeFlags: string[] = [], under: string[] = [], { pinned = true }: { pinned?: boolean } = {}): Promise<BenchServer> {
   const port = await freePort()
   const pin = pinned && canPin && under.length === 0
+  // A child inherits its parent's cores, and the load generator has pinned itself to core 1:
+  // a server that is not pinned to core 0 is given every core back.
+  const cores = pin ? '0' : `0-${cpus().length - 1}`
   const command = [...under, process.execPath, ...nodeFlags, script]
   // The probe's first fetch loads its HTTP client: done before the clock starts, so start-up
   // measures the server, not the probe.
   await fetch(`http://127.0.0.1:${port}/`).catch(() => {})
   const started = performance.now()
-  const child = spawn(pin ? 'taskset' : command[0]!, pin ? ['-c', '0', ...command] : command.slice(1), {
+  const child = spawn(canPin ? 'taskset' : command[0]!, canPin ? ['-c', cores, ...command] : command.slice(1), {
     // From the root, as npm start runs: NODE_COMPILE_CACHE names a folder relative to it.
     cwd: REPO_ROOT,
     // The same environment as npm start (compile cache, malloc arenas): start-up and memory are
