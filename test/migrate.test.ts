@@ -21,7 +21,27 @@ const rowsOf = (path: string) => {
   }
 }
 
+// Migrates the store at DATABASE_URL in a process of its own, and tells whether postgrator was loaded.
+const MIGRATE_AND_TELL = `
+import { registerHooks } from 'node:module'
+const loaded = []
+registerHooks({ load (url, context, next) { loaded.push(url); return next(url, context) } })
+const { openStore } = await import('./src/store/index.ts')
+const store = await openStore(process.env.DATABASE_URL)
+const applied = await store.migrate()
+await store.close()
+console.log(JSON.stringify({ applied, postgrator: loaded.some((url) => url.includes('/node_modules/postgrator/')) }))
+`
+
 describe('SQLite migrations', () => {
+  test('postgrator is loaded only when there is work for it: not on a database that records every file', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    const migrateAndTell = () => runToExit(['--no-warnings', '--input-type=module', '-e', MIGRATE_AND_TELL], { DATABASE_URL: databaseUrl })
+    const names = MIGRATIONS.map(({ version, name }) => `${String(version).padStart(3, '0')}-${name}`)
+    assert.deepEqual(await migrateAndTell(), { code: 0, stdout: `${JSON.stringify({ applied: names, postgrator: true })}\n`, stderr: '' })
+    assert.deepEqual(await migrateAndTell(), { code: 0, stdout: `${JSON.stringify({ applied: [], postgrator: false })}\n`, stderr: '' })
+  })
+
   test('a database migrated by a release before postgrator opens without re-running anything; its rows stay as they were', async (t) => {
     const path = join(tempDir(t), 'petstore.db')
     // As those releases migrated: their table, every file, one row each.
