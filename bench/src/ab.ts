@@ -33,8 +33,8 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  * under valgrind's callgrind and the table gives the instructions a request costs, of every
  * thread and of the event loop's alone (instructions.ts). The first does not always repeat (V8's
  * compiler and collector threads are counted too, and when a major collection falls moves it by
- * several per cent); the event loop's moves far less. It leaves out the kernel's part (socket
- * writes, syncs), which a timed run includes.
+ * several per cent); the event loop's moves less, and an A/A run says by how much. It leaves
+ * out the kernel's part (socket writes, syncs), which a timed run includes.
  */
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,

@@ -33,7 +33,7 @@ export async function instructionsPerRequest (root: string, storePath: string, s
  * Instructions of every thread, and of the event loop's thread alone. V8's concurrent marker and
  * sweeper run on threads of their own, and whether a major collection falls between the N-th
  * and the 3N-th request moves `all` by several per cent from one run to the next; the event
- * loop's count, which holds the request's own work, moves far less.
+ * loop's count leaves the marker out, though not the collector's pauses, and moves less.
  */
 export interface Instructions { all: number, eventLoop: number }
 
