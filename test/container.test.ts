@@ -18,7 +18,7 @@ import { promisify } from 'node:util'
 
 const ROOT = new URL('..', import.meta.url).pathname
 // What deploy/base/build.sh makes: the runtime base without node or npm, and the build stage's.
-const LOCAL_BASE = 'localhost/petstore-debian:bookworm'
+const LOCAL_BASE = 'localhost/petstore-debian-slim:bookworm'
 const LOCAL_BUILD = 'localhost/petstore-node-build:24'
 const KEY = /psk_[A-Za-z0-9_-]{43}/
 const KEY_FILE = '/data/first-api-key'
