@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, statSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -44,6 +44,7 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
   assert.equal(notice, `${origin}/docs#tag/animals/GET/pets/%7BpetId%7D`)
 
   const shots = mkdtempSync(join(tmpdir(), 'petstore-docs-shot-'))
+  t.after(() => rmSync(shots, { recursive: true, force: true }))
   await useDocsPage(browser.pages()[0] ?? await browser.newPage(), { origin, key, name, notice, shots })
 })
 interface DocsCase { origin: string, key: string, name: string, notice: string, shots: string }
