@@ -22,7 +22,8 @@ export function hasCallgrind (): boolean {
  *
  * Start-up and warm-up are taken out by difference: the service is run twice, on fresh copies
  * of `storePath`, serving `requests` and then 3 × `requests`; the second costs 2 × `requests`
- * more. The runs go on at once (the count does not depend on sharing the cores).
+ * more. The runs go on at once, on any core; work done on a clock is counted per request as
+ * slowly as the runs go, so nothing else should share the machine.
  */
 export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, requests: number): Promise<Instructions> {
   const [fewer, more] = await Promise.all([requests, 3 * requests].map((amount) => countInstructions(root, storePath, scenario, pets, key, amount)))
