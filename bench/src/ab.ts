@@ -29,12 +29,13 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  * heap, hash seeds and compiled code fall), so a run that starts each side once measures one
  * draw of each; fresh starts let the median see several.
  *
- * --instructions [--requests 3000]: counts instead of timing. Each side serves the scenario
- * under valgrind's callgrind and the table gives the instructions a request costs, of every
- * thread and of the event loop's alone (instructions.ts). The first does not always repeat (V8's
- * compiler and collector threads are counted too, and when a major collection falls moves it by
- * several per cent); the event loop's moves less, and an A/A run says by how much. It leaves
- * out the kernel's part (socket writes, syncs), which a timed run includes.
+ * --instructions [--warmup 60000] [--requests 20000]: counts instead of timing. Each side
+ * serves the scenario under valgrind's callgrind, warmed up first, and the table gives the
+ * instructions a request costs, of every thread and of the event loop's alone
+ * (instructions.ts). The first moves a little more from run to run (V8's collector threads are
+ * counted too, and a major collection falls among the counted requests or not); an A/A run says
+ * by how much. It leaves out the kernel's part (socket writes, syncs), which a timed run
+ * includes.
  */
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -46,11 +47,12 @@ const { values: flags, positionals } = parseArgs({
     instructions: { type: 'boolean', default: false },
     together: { type: 'boolean', default: false },
     fresh: { type: 'boolean', default: false },
-    requests: { type: 'string', default: '3000' }
+    warmup: { type: 'string', default: '60000' },
+    requests: { type: 'string', default: '20000' }
   }
 })
 const [ref, ...names] = positionals
-if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--together] [--fresh] [--instructions [--requests N]] [SCENARIO …]')
+if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--together] [--fresh] [--instructions [--warmup N] [--requests N]] [SCENARIO …]')
 if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
@@ -93,12 +95,12 @@ try {
 }
 
 async function countBoth (worktree: string, storePath: string, key: string) {
-  const requests = Number(flags.requests)
-  console.log(`A = ${ref}, B = the working tree; ${pets} pets; instructions a request under callgrind, from runs of ${requests} and ${3 * requests} requests`)
+  const counting = { warmup: Number(flags.warmup), requests: Number(flags.requests) }
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets; instructions a request under callgrind, over ${counting.requests} requests after ${counting.warmup} uncounted`)
   console.log('| scenario | A instructions | B instructions | B/A | A event loop | B event loop | B/A event loop |')
   console.log('|---|--:|--:|--:|--:|--:|--:|')
   for (const scenario of scenarios) {
-    const [a, b] = await Promise.all([worktree, REPO_ROOT].map((root) => instructionsPerRequest(root, storePath, scenario, pets, key, requests)))
+    const [a, b] = await Promise.all([worktree, REPO_ROOT].map((root) => instructionsPerRequest(root, storePath, scenario, pets, key, counting)))
     console.log(`| ${scenario.name} | ${a!.all.toFixed(0)} | ${b!.all.toFixed(0)} | ${(b!.all / a!.all).toFixed(3)} | ${a!.eventLoop.toFixed(0)} | ${b!.eventLoop.toFixed(0)} | ${(b!.eventLoop / a!.eventLoop).toFixed(3)} |`)
   }
 }

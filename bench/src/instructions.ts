@@ -1,49 +1,84 @@
-import { spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { runRequests, type Scenario } from './load.ts'
 import { serviceEnv } from './store.ts'
 import { serviceScript, START_FLAGS, startServer } from './servers.ts'
 
 /** Asked only when counting: a timed run has no use for valgrind. */
 export function hasCallgrind (): boolean {
-  return spawnSync('valgrind', ['--version']).status === 0
+  return spawnSync('valgrind', ['--version']).status === 0 && spawnSync('vgdb', ['--help']).status === 0
 }
+
+/** How many requests warm the service up, uncounted, and how many are then counted. */
+export interface Counting { warmup: number, requests: number }
 
 /**
  * The instructions one request costs the service, counted by valgrind's callgrind: every
  * instruction of every thread (the event loop, the thread pool, V8's compiler and collector),
  * the kernel's work excluded. Unlike requests a second, the count hardly moves with the
  * machine's speed, so a small change can show where a timed A/B cannot tell it from the
- * machine's drift. Work done on a clock (the key cache's check once a millisecond comes on
- * almost every request at valgrind's pace) raises the count alike for two sides run at once:
- * compare sides, not absolute counts.
+ * machine's drift.
  *
- * Start-up and warm-up are taken out by difference: the service is run twice, on fresh copies
- * of `storePath`, serving `requests` and then 3 × `requests`; the second costs 2 × `requests`
- * more. The runs go on at once, on any core; work done on a clock is counted per request as
- * slowly as the runs go, so nothing else should share the machine.
+ * Only a warm service is counted. It starts under valgrind with callgrind's instrumentation off
+ * (several times faster) and serves `warmup` requests of the scenario: V8 is still compiling
+ * the request path to optimized code thousands of requests after start, and counts taken
+ * during that differ between two starts of the same code by more than the changes they judge.
+ * Then instrumentation goes on, the counters are zeroed, `requests` requests are served, and
+ * the counters are dumped: what was counted is those requests and nothing else, apart from
+ * work done on a clock meanwhile (timers, the log's flush), which both sides of a comparison
+ * run at once share alike.
  */
-export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, requests: number): Promise<Instructions> {
-  const [fewer, more] = await Promise.all([requests, 3 * requests].map((amount) => countInstructions(root, storePath, scenario, pets, key, amount)))
-  return { all: (more!.all - fewer!.all) / (2 * requests), eventLoop: (more!.eventLoop - fewer!.eventLoop) / (2 * requests) }
+export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, counting: Counting): Promise<Instructions> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
+  try {
+    const store = join(dir, 'petstore.db')
+    copyFileSync(storePath, store)
+    const valgrind = ['valgrind', '--quiet', '--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--vgdb-prefix=${join(dir, 'vgdb')}`, `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
+    const server = await startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
+    try {
+      const requests = scenario.build(pets, key)
+      await runRequests(server.url, requests, { connections: 8, amount: counting.warmup })
+      await callgrind(dir, server.pid, 'instrumentation', 'on')
+      await callgrind(dir, server.pid, 'zero')
+      await runRequests(server.url, requests, { connections: 8, amount: counting.requests })
+      await callgrind(dir, server.pid, 'dump')
+    } finally {
+      await server.stop()
+    }
+    const counts = countsOf(dir)
+    return { all: counts.all / counting.requests, eventLoop: counts.eventLoop / counting.requests }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * A command to callgrind in a running service, through valgrind's vgdb. vgdb finds the service
+ * by pipes named after the prefix, the PID, and the `USER` and `HOST` of the environment;
+ * `startServer` gives the service `HOST=127.0.0.1` (its listen address), so vgdb gets it too.
+ */
+async function callgrind (dir: string, pid: number, ...command: string[]): Promise<void> {
+  await promisify(execFile)('vgdb', [`--vgdb-prefix=${join(dir, 'vgdb')}`, `--pid=${pid}`, ...command], { timeout: 120_000, env: { ...process.env, HOST: '127.0.0.1' } })
 }
 
 /**
  * Instructions of every thread, and of the event loop's thread alone. V8's concurrent marker and
- * sweeper run on threads of their own, and whether a major collection falls between the N-th
- * and the 3N-th request moves `all` by several per cent from one run to the next; the event
- * loop's count leaves the marker out, though not the collector's pauses, and moves less.
+ * sweeper run on threads of their own: whether a major collection falls among the counted
+ * requests moves `all` by a few per cent from one run to the next, and the event loop's count,
+ * which leaves the marker out though not the collector's pauses, less.
  */
 export interface Instructions { all: number, eventLoop: number }
 
 /**
- * The counts of one run from callgrind's files with --separate-threads=yes: one file a thread,
- * `callgrind.out.PID-NN`, thread 01 the main thread, each with its `summary:` line.
+ * The counts of the first dump from callgrind's files with --separate-threads=yes: one file a
+ * thread, `callgrind.out.PID.1-NN`, thread 01 the main thread, each with its `summary:` line.
+ * The files callgrind writes as the service exits (part 2) are not the counted requests.
  */
 export function countsOf (dir: string): Instructions {
-  const counts = readdirSync(dir).filter((name) => /^callgrind\.out\.\d+-\d+$/.test(name)).map((name) => {
+  const counts = readdirSync(dir).filter((name) => /^callgrind\.out\.\d+\.1-\d+$/.test(name)).map((name) => {
     const total = /^summary: (\d+)$/m.exec(readFileSync(join(dir, name), 'utf8'))?.[1]
     if (total === undefined) throw new Error(`callgrind wrote no instruction count in ${name}`)
     return { thread: Number(name.slice(name.lastIndexOf('-') + 1)), total: Number(total) }
@@ -54,29 +89,10 @@ export function countsOf (dir: string): Instructions {
 }
 
 /**
- * Under callgrind the service runs many times slower, and four of them share the cores with the
+ * Under callgrind the service runs many times slower, and two of them share the cores with the
  * load generator: its event loop can be held up for seconds (a compile, a collection), and the
  * timers that run first when it resumes would close connections whose next request is already
  * waiting (the keep-alive timeout), or a new one whose first byte is (FIRST_BYTE_TIMEOUT_MS).
  * Both sides get the same long timeouts.
  */
 const SLOW_CLIENT_TIMEOUTS = { FIRST_BYTE_TIMEOUT_MS: '60000', HEADERS_TIMEOUT_MS: '60000', REQUEST_TIMEOUT_MS: '60000', KEEP_ALIVE_TIMEOUT_MS: '60000' }
-
-/** Instructions of a whole run of the service: start, `amount` requests of the scenario, stop. */
-async function countInstructions (root: string, storePath: string, scenario: Scenario, pets: number, key: string, amount: number): Promise<Instructions> {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
-  try {
-    const store = join(dir, 'petstore.db')
-    copyFileSync(storePath, store)
-    const valgrind = ['valgrind', '--quiet', '--tool=callgrind', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
-    const server = await startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
-    try {
-      await runRequests(server.url, scenario.build(pets, key), { connections: 8, amount })
-    } finally {
-      await server.stop()
-    }
-    return countsOf(dir)
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}

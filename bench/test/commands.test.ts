@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { wrkVersion } from '../src/wrk.ts'
@@ -41,6 +43,21 @@ test('npm run bench:ab -- --together --fresh loads both sides of each pair at on
   assert.match(run.stdout, /2 pairs of 1 s, A and B loaded at once, servers started afresh for each pair; load: /)
   const rows = run.stdout.split('\n').filter((line) => /^\| list 20 \| \d+\.\d{3} \| \d+\.\d\d \d+\.\d\d \| \d+ \| \d+ \| \d+\.\d\d \| \d+\.\d\d \| \d+ \| \d+ \|$/.test(line))
   assert.equal(rows.length, 1, run.stdout)
+})
+
+test('npm run bench:ab -- --instructions counts a warm service under callgrind on both sides and leaves nothing behind', () => {
+  const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith('petstore-callgrind-') || name.startsWith('vgdb-pipe-'))
+  const before = leftovers()
+  const run = npmRun(['bench:ab', '--', 'HEAD', '--instructions', '--warmup', '200', '--requests', '100', '401'])
+  assert.equal(run.status, 0, run.stderr)
+  assert.match(run.stdout, /^A = HEAD, B = the working tree; 10000 pets; instructions a request under callgrind, over 100 requests after 200 uncounted$/m)
+  const rows = run.stdout.split('\n').filter((line) => /^\| 401 \| \d+ \| \d+ \| \d+\.\d{3} \| \d+ \| \d+ \| \d+\.\d{3} \|$/.test(line))
+  assert.equal(rows.length, 1, run.stdout)
+  // Counts of a request, not of the whole process: a 401 costs thousands of instructions, a
+  // start-up hundreds of millions.
+  const [all, eventLoop] = rows[0]!.split('|').slice(2, 3).concat(rows[0]!.split('|').slice(5, 6)).map(Number)
+  assert.ok(eventLoop! > 10_000 && eventLoop! <= all! && all! < 10_000_000, rows[0])
+  assert.deepEqual(leftovers(), before)
 })
 
 test('npm run bench:instances -- --store sqlite measures one and two instances on one SQLite file', () => {
