@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { runRequests, type Scenario } from './load.ts'
 import { serviceEnv } from './store.ts'
-import { serviceScript, START_FLAGS, startServer } from './servers.ts'
+import { SERVER_HOST, serviceScript, START_FLAGS, startServer } from './servers.ts'
 
 /** Asked only when counting: a timed run has no use for valgrind. */
 export function hasCallgrind (): boolean {
@@ -58,10 +58,10 @@ export async function instructionsPerRequest (root: string, storePath: string, s
 /**
  * A command to callgrind in a running service, through valgrind's vgdb. vgdb finds the service
  * by pipes named after the prefix, the PID, and the `USER` and `HOST` of the environment;
- * `startServer` gives the service `HOST=127.0.0.1` (its listen address), so vgdb gets it too.
+ * `startServer` gives the service its listen address as `HOST`, so vgdb gets the same.
  */
 async function callgrind (dir: string, pid: number, ...command: string[]): Promise<void> {
-  await promisify(execFile)('vgdb', [`--vgdb-prefix=${join(dir, 'vgdb')}`, `--pid=${pid}`, ...command], { timeout: 120_000, env: { ...process.env, HOST: '127.0.0.1' } })
+  await promisify(execFile)('vgdb', [`--vgdb-prefix=${join(dir, 'vgdb')}`, `--pid=${pid}`, ...command], { timeout: 120_000, env: { ...process.env, HOST: SERVER_HOST } })
 }
 
 /**

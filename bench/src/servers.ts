@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url'
 /** A server under test, started in its own process (pinned to core 0 where taskset works). */
 export interface BenchServer { name: string, url: string, pid: number, startupMs: number, stop(): Promise<void> }
 
+/** The address every benchmarked server listens on, given to it as `HOST`. */
+export const SERVER_HOST = '127.0.0.1'
+
 export const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 
 /**
@@ -86,11 +89,11 @@ export async function startServer (name: string, script: string, env: Record<str
     // stay on (their cost is part of every request) but far above what a benchmark sends; load
     // shedding is off, as a benchmark saturates the server on purpose, and so is the per-address
     // cap: every load connection comes from 127.0.0.1.
-    env: { ...START_ENV, SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0', ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: '0' },
+    env: { ...START_ENV, SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_MINUTE: '1000000000', FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0', ...process.env, ...env, PORT: String(port), HOST: SERVER_HOST, METRICS_PORT: '0' },
     // Logs are written as in production, to a sink that costs the server what a pipe would.
     stdio: ['ignore', 'ignore', 'inherit']
   })
-  const url = `http://127.0.0.1:${port}`
+  const url = `http://${SERVER_HOST}:${port}`
   await waitReady(url + readyPath, child, under.length === 0 ? 60_000 : 600_000)
   const startupMs = performance.now() - started
   return {
