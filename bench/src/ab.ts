@@ -29,13 +29,11 @@ import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServ
  * heap, hash seeds and compiled code fall), so a run that starts each side once measures one
  * draw of each; fresh starts let the median see several.
  *
- * --instructions [--warmup 60000] [--requests 20000]: counts instead of timing. Each side
- * serves the scenario under valgrind's callgrind, warmed up first, and the table gives the
- * instructions a request costs, of every thread and of the event loop's alone
- * (instructions.ts). The first moves a little more from run to run (V8's collector threads are
- * counted too, and a major collection falls among the counted requests or not); an A/A run says
- * by how much. It leaves out the kernel's part (socket writes, syncs), which a timed run
- * includes.
+ * --instructions [--warmup 60000] [--requests 20000] [--windows 5]: counts instead of timing.
+ * Each side serves the scenario under valgrind's callgrind, warmed up first, and the table gives
+ * the instructions a request costs in its median window, of every thread and of the event
+ * loop's alone (instructions.ts); an A/A run says how much that moves. It leaves out the
+ * kernel's part (socket writes, syncs), which a timed run includes.
  */
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -48,11 +46,12 @@ const { values: flags, positionals } = parseArgs({
     together: { type: 'boolean', default: false },
     fresh: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '60000' },
-    requests: { type: 'string', default: '20000' }
+    requests: { type: 'string', default: '20000' },
+    windows: { type: 'string', default: '5' }
   }
 })
 const [ref, ...names] = positionals
-if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--together] [--fresh] [--instructions [--warmup N] [--requests N]] [SCENARIO …]')
+if (!ref) throw new Error('usage: npm run bench:ab -- REF [--pairs N] [--duration S] [--pets N] [--together] [--fresh] [--instructions [--warmup N] [--requests N] [--windows N]] [SCENARIO …]')
 if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
@@ -95,8 +94,8 @@ try {
 }
 
 async function countBoth (worktree: string, storePath: string, key: string) {
-  const counting = { warmup: Number(flags.warmup), requests: Number(flags.requests) }
-  console.log(`A = ${ref}, B = the working tree; ${pets} pets; instructions a request under callgrind, over ${counting.requests} requests after ${counting.warmup} uncounted`)
+  const counting = { warmup: Number(flags.warmup), requests: Number(flags.requests), windows: Number(flags.windows) }
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets; instructions a request under callgrind, the median of ${counting.windows} windows of ${Math.round(counting.requests / counting.windows)} requests after ${counting.warmup} uncounted`)
   console.log('| scenario | A instructions | B instructions | B/A | A event loop | B event loop | B/A event loop |')
   console.log('|---|--:|--:|--:|--:|--:|--:|')
   for (const scenario of scenarios) {

@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { runRequests, type Scenario } from './load.ts'
+import { median, runRequests, type Scenario } from './load.ts'
 import { serviceEnv } from './store.ts'
 import { SERVER_HOST, serviceScript, START_FLAGS, startServer } from './servers.ts'
 
@@ -12,8 +12,8 @@ export function hasCallgrind (): boolean {
   return spawnSync('valgrind', ['--version']).status === 0 && spawnSync('vgdb', ['--help']).status === 0
 }
 
-/** How many requests warm the service up, uncounted, and how many are then counted. */
-export interface Counting { warmup: number, requests: number }
+/** How many requests warm the service up, uncounted, and how many are then counted, in how many windows. */
+export interface Counting { warmup: number, requests: number, windows: number }
 
 /**
  * The instructions one request costs the service, counted by valgrind's callgrind: every
@@ -26,10 +26,14 @@ export interface Counting { warmup: number, requests: number }
  * (several times faster) and serves `warmup` requests of the scenario: V8 is still compiling
  * the request path to optimized code thousands of requests after start, and counts taken
  * during that differ between two starts of the same code by more than the changes they judge.
- * Then instrumentation goes on, the counters are zeroed, `requests` requests are served, and
- * the counters are dumped: what was counted is those requests and nothing else, apart from
- * work done on a clock meanwhile (timers, the log's flush), which both sides of a comparison
- * run at once share alike.
+ * Then instrumentation goes on, one window of requests is served uncounted, and `requests`
+ * requests are counted in `windows` windows of equal size, the counters dumped after each; a
+ * side's figure is its median window. A window that holds one of V8's major collections costs
+ * far more than the others: whether one falls among a side's counted requests depends on where
+ * its code happens to stand, not on what a request costs, and the median leaves that window
+ * out. What a request allocates is still counted, in the scavenges of every window. Work done
+ * on a clock meanwhile (timers, the log's flush) is counted too, alike on both sides of a
+ * comparison, as they run at once.
  */
 export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, counting: Counting): Promise<Instructions> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
@@ -37,19 +41,29 @@ export async function instructionsPerRequest (root: string, storePath: string, s
     const store = join(dir, 'petstore.db')
     copyFileSync(storePath, store)
     const valgrind = ['valgrind', '--quiet', '--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--vgdb-prefix=${join(dir, 'vgdb')}`, `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
+    const perWindow = Math.round(counting.requests / counting.windows)
     const server = await startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
     try {
       const requests = scenario.build(pets, key)
       await runRequests(server.url, requests, { connections: 8, amount: counting.warmup })
+      // The first window after instrumentation goes on costs more on both sides (V8 adapting to
+      // a process now many times slower): served, then zeroed.
       await callgrind(dir, server.pid, 'instrumentation', 'on')
+      await runRequests(server.url, requests, { connections: 8, amount: perWindow })
       await callgrind(dir, server.pid, 'zero')
-      await runRequests(server.url, requests, { connections: 8, amount: counting.requests })
-      await callgrind(dir, server.pid, 'dump')
+      // Each dump zeroes the counters it writes.
+      for (let window = 0; window < counting.windows; window++) {
+        await runRequests(server.url, requests, { connections: 8, amount: perWindow })
+        await callgrind(dir, server.pid, 'dump')
+      }
     } finally {
       await server.stop()
     }
-    const counts = countsOf(dir)
-    return { all: counts.all / counting.requests, eventLoop: counts.eventLoop / counting.requests }
+    const windows = Array.from({ length: counting.windows }, (_, index) => countsOf(dir, index + 1))
+    return {
+      all: median(windows.map(({ all }) => all)) / perWindow,
+      eventLoop: median(windows.map(({ eventLoop }) => eventLoop)) / perWindow
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -64,27 +78,23 @@ async function callgrind (dir: string, pid: number, ...command: string[]): Promi
   await promisify(execFile)('vgdb', [`--vgdb-prefix=${join(dir, 'vgdb')}`, `--pid=${pid}`, ...command], { timeout: 120_000, env: { ...process.env, HOST: SERVER_HOST } })
 }
 
-/**
- * Instructions of every thread, and of the event loop's thread alone. V8's concurrent marker and
- * sweeper run on threads of their own: whether a major collection falls among the counted
- * requests moves `all` by a few per cent from one run to the next, and the event loop's count,
- * which leaves the marker out though not the collector's pauses, less.
- */
+/** Instructions of every thread, and of the event loop's thread alone. */
 export interface Instructions { all: number, eventLoop: number }
 
 /**
- * The counts of the first dump from callgrind's files with --separate-threads=yes: one file a
- * thread, `callgrind.out.PID.1-NN`, thread 01 the main thread, each with its `summary:` line.
- * The files callgrind writes as the service exits (part 2) are not the counted requests.
+ * The counts of one dump (`part`, from 1) from callgrind's files with --separate-threads=yes:
+ * one file a thread, `callgrind.out.PID.PART-NN`, thread 01 the main thread, each with its
+ * `summary:` line. The files callgrind writes as the service exits come after the last dump.
  */
-export function countsOf (dir: string): Instructions {
-  const counts = readdirSync(dir).filter((name) => /^callgrind\.out\.\d+\.1-\d+$/.test(name)).map((name) => {
+export function countsOf (dir: string, part: number): Instructions {
+  const pattern = new RegExp(`^callgrind\\.out\\.\\d+\\.${part}-\\d+$`)
+  const counts = readdirSync(dir).filter((name) => pattern.test(name)).map((name) => {
     const total = /^summary: (\d+)$/m.exec(readFileSync(join(dir, name), 'utf8'))?.[1]
     if (total === undefined) throw new Error(`callgrind wrote no instruction count in ${name}`)
     return { thread: Number(name.slice(name.lastIndexOf('-') + 1)), total: Number(total) }
   })
   const eventLoop = counts.find(({ thread }) => thread === 1)
-  if (eventLoop === undefined) throw new Error(`callgrind wrote no count for the main thread in ${dir}`)
+  if (eventLoop === undefined) throw new Error(`callgrind wrote no count for the main thread of dump ${part} in ${dir}`)
   return { all: counts.reduce((sum, { total }) => sum + total, 0), eventLoop: eventLoop.total }
 }
 
