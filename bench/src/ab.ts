@@ -56,6 +56,10 @@ if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
 }
+if (flags.instructions && !(Number.isInteger(Number(flags.windows)) && Number(flags.windows) >= 1 && Number(flags.requests) >= Number(flags.windows))) {
+  process.stderr.write('bench:ab: --windows must be a whole number from 1 to --requests\n')
+  process.exit(2)
+}
 if (spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: REPO_ROOT }).status !== 0) {
   process.stderr.write(`bench:ab: ${ref} is not a commit of this repository\n`)
   process.exit(2)

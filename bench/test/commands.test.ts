@@ -61,6 +61,14 @@ test('npm run bench:ab -- --instructions counts a warm service under callgrind o
   assert.deepEqual(leftovers(), before)
 })
 
+test('npm run bench:ab -- --instructions refuses windows it cannot count, before starting anything', () => {
+  for (const windows of ['0', '2.5', '200']) {
+    const run = npmRun(['bench:ab', '--', 'HEAD', '--instructions', '--requests', '100', '--windows', windows, '401'])
+    assert.equal(run.status, 2, run.stdout)
+    assert.equal(run.stderr.trim(), 'bench:ab: --windows must be a whole number from 1 to --requests')
+  }
+})
+
 test('npm run bench:instances -- --store sqlite measures one and two instances on one SQLite file', () => {
   const run = npmRun(['bench:instances', '--', '--store', 'sqlite', '--seconds', '1', '--rounds', '1', '--connections', '8'])
   assert.equal(run.status, 0, run.stderr)
