@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadGeneratorName, median, runLoad, SCENARIOS, type LoadResult } from './load.ts'
-import { hasCallgrind, instructionsPerRequest } from './instructions.ts'
+import { hasCallgrind, instructionsPerRequest, type Counting } from './instructions.ts'
 import { prepareStore, serviceEnv, type Prepared } from './store.ts'
 import { pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
@@ -56,10 +56,12 @@ if (flags.instructions && !hasCallgrind()) {
   process.stderr.write('bench:ab --instructions needs valgrind (Debian: apt-get install valgrind)\n')
   process.exit(2)
 }
-if (flags.instructions && !(Number.isInteger(Number(flags.windows)) && Number(flags.windows) >= 1 && Number(flags.requests) >= Number(flags.windows))) {
+const [requests, windows] = [Number(flags.requests), Number(flags.windows)]
+if (flags.instructions && !(Number.isInteger(windows) && windows >= 1 && requests >= windows)) {
   process.stderr.write('bench:ab: --windows must be a whole number from 1 to --requests\n')
   process.exit(2)
 }
+const counting: Counting = { warmup: Number(flags.warmup), windows, perWindow: Math.round(requests / windows) }
 if (spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: REPO_ROOT }).status !== 0) {
   process.stderr.write(`bench:ab: ${ref} is not a commit of this repository\n`)
   process.exit(2)
@@ -98,8 +100,7 @@ try {
 }
 
 async function countBoth (worktree: string, storePath: string, key: string) {
-  const counting = { warmup: Number(flags.warmup), requests: Number(flags.requests), windows: Number(flags.windows) }
-  console.log(`A = ${ref}, B = the working tree; ${pets} pets; instructions a request under callgrind, the median of ${counting.windows} windows of ${Math.round(counting.requests / counting.windows)} requests after ${counting.warmup} uncounted`)
+  console.log(`A = ${ref}, B = the working tree; ${pets} pets; instructions a request under callgrind, the median of ${counting.windows} windows of ${counting.perWindow} requests after ${counting.warmup} uncounted`)
   console.log('| scenario | A instructions | B instructions | B/A | A event loop | B event loop | B/A event loop |')
   console.log('|---|--:|--:|--:|--:|--:|--:|')
   for (const scenario of scenarios) {

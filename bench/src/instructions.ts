@@ -12,8 +12,8 @@ export function hasCallgrind (): boolean {
   return spawnSync('valgrind', ['--version']).status === 0 && spawnSync('vgdb', ['--help']).status === 0
 }
 
-/** How many requests warm the service up, uncounted, and how many are then counted, in how many windows. */
-export interface Counting { warmup: number, requests: number, windows: number }
+/** How many requests warm the service up, uncounted, and how many windows of how many requests are then counted. */
+export interface Counting { warmup: number, windows: number, perWindow: number }
 
 /**
  * The instructions one request costs the service, counted by valgrind's callgrind: every
@@ -26,43 +26,42 @@ export interface Counting { warmup: number, requests: number, windows: number }
  * (several times faster) and serves `warmup` requests of the scenario: V8 is still compiling
  * the request path to optimized code thousands of requests after start, and counts taken
  * during that differ between two starts of the same code by more than the changes they judge.
- * Then instrumentation goes on, one window of requests is served uncounted, and `requests`
- * requests are counted in `windows` windows of equal size, the counters dumped after each; a
- * side's figure is its median window. A window that holds one of V8's major collections costs
+ * Then instrumentation goes on, one window of requests is served uncounted, and `windows`
+ * windows of `perWindow` requests are counted, the counters dumped after each; a side's figure
+ * is its median window. A window that holds one of V8's major collections costs
  * far more than the others: whether one falls among a side's counted requests depends on where
  * its code happens to stand, not on what a request costs, and the median leaves that window
  * out. What a request allocates is still counted, in the scavenges of every window. Work done
  * on a clock meanwhile (timers, the log's flush) is counted too, alike on both sides of a
  * comparison, as they run at once.
  */
-export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, counting: Counting): Promise<Instructions> {
+export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, { warmup, windows, perWindow }: Counting): Promise<Instructions> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
   try {
     const store = join(dir, 'petstore.db')
     copyFileSync(storePath, store)
     const valgrind = ['valgrind', '--quiet', '--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--vgdb-prefix=${join(dir, 'vgdb')}`, `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
-    const perWindow = Math.round(counting.requests / counting.windows)
     const server = await startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
     try {
       const requests = scenario.build(pets, key)
-      await runRequests(server.url, requests, { connections: 8, amount: counting.warmup })
+      await runRequests(server.url, requests, { connections: 8, amount: warmup })
       // The first window after instrumentation goes on costs more on both sides (V8 adapting to
       // a process now many times slower): served, then zeroed.
       await callgrind(dir, server.pid, 'instrumentation', 'on')
       await runRequests(server.url, requests, { connections: 8, amount: perWindow })
       await callgrind(dir, server.pid, 'zero')
       // Each dump zeroes the counters it writes.
-      for (let window = 0; window < counting.windows; window++) {
+      for (let window = 0; window < windows; window++) {
         await runRequests(server.url, requests, { connections: 8, amount: perWindow })
         await callgrind(dir, server.pid, 'dump')
       }
     } finally {
       await server.stop()
     }
-    const windows = Array.from({ length: counting.windows }, (_, index) => countsOf(dir, index + 1))
+    const dumps = Array.from({ length: windows }, (_, index) => countsOf(dir, index + 1))
     return {
-      all: median(windows.map(({ all }) => all)) / perWindow,
-      eventLoop: median(windows.map(({ eventLoop }) => eventLoop)) / perWindow
+      all: median(dumps.map(({ all }) => all)) / perWindow,
+      eventLoop: median(dumps.map(({ eventLoop }) => eventLoop)) / perWindow
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
