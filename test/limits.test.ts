@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import { describe, test } from 'node:test'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { loadConfig } from '../src/config.ts'
-import { buildTestApp, createTestStore, issueKey } from './helpers.ts'
+import { buildTestApp, createTestStore, issueKey, testConfig } from './helpers.ts'
 import { listenTestApp, openSocket, readResponse, sleep } from './raw-http.ts'
 import { send, startServer } from './server-process.ts'
 
@@ -92,6 +92,26 @@ describe('limits on what one client can make the server do', () => {
     const shed = await testApp.inject({ url: '/v1/pets', headers: testApp.auth })
     assert.deepEqual({ status: shed.statusCode, retryAfter: shed.headers['retry-after'], code: JSON.parse(shed.body).code }, { status: 503, retryAfter: '5', code: 'unavailable' })
     assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200)
+  })
+
+  test('test apps shed nothing: MAX_EVENT_LOOP_DELAY_MS=0, their default, switches shedding off however long the event loop lags', async (t) => {
+    assert.equal(testConfig().MAX_EVENT_LOOP_DELAY_MS, 0, 'test apps run without load shedding')
+    let clock = Date.now()
+    const testApp = await buildTestApp(t, { now: () => clock })
+    await testApp.app.ready()
+    const lag = monitorEventLoopDelay({ resolution: 10 })
+    lag.enable()
+    // The overload of the test above, for more than two of the monitor's samples (one a second).
+    for (const until = Date.now() + 2500; Date.now() < until;) {
+      const busyUntil = Date.now() + 200
+      while (Date.now() < busyUntil) { /* busy: this is the overload */ }
+      await sleep(60)
+    }
+    lag.disable()
+    assert.ok(lag.max / 1e6 >= 150, `the event loop lagged only ${(lag.max / 1e6).toFixed(0)} ms`)
+    clock += 2000
+    assert.equal(testApp.app.isUnderPressure(), false)
+    assert.equal((await testApp.inject({ url: '/v1/pets', headers: testApp.auth })).statusCode, 200)
   })
 
   test('connections beyond MAX_CONNECTIONS are closed at once; the cap frees up as connections end', async (t) => {

@@ -36,7 +36,8 @@ export async function startNpm (t: TestContext, env: Record<string, string>): Pr
     cwd: ROOT,
     detached: true,
     // METRICS_PORT=0: the metrics listener must not collide with other servers on the machine.
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    // No load shedding unless the test sets MAX_EVENT_LOOP_DELAY_MS: a busy machine is no overload.
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''

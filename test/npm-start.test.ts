@@ -28,7 +28,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const dir = tempDir(t)
     const npm = spawn('npm', ['start'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: `sqlite:${join(dir, 'pets.db')}`, SHUTDOWN_DRAIN_MS: String(DRAIN_MS) },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', MAX_EVENT_LOOP_DELAY_MS: '0', DATABASE_URL: `sqlite:${join(dir, 'pets.db')}`, SHUTDOWN_DRAIN_MS: String(DRAIN_MS) },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let stdout = ''

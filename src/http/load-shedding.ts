@@ -8,7 +8,7 @@ import { routeTemplateOf } from './route-template.ts'
 const STARTUP_GRACE_MS = 2000
 
 export interface LoadSheddingOptions {
-  /** MAX_EVENT_LOOP_DELAY_MS: a longer delay of the event loop sheds requests. */
+  /** MAX_EVENT_LOOP_DELAY_MS: a longer delay of the event loop sheds requests; 0 switches shedding off. */
   maxEventLoopDelayMs: number
   now: () => number
 }
