@@ -20,7 +20,8 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   const firstKey = firstKeyNotice(await ensureFirstKey(store, firstKeyFile(config), postgres))
   // Where the key is, or how to make one, for whoever watches the terminal; never the key.
   if (firstKey) process.stderr.write(`${firstKey.message}\n`)
-  const app = await buildApp({ config, store, redis, logStream: batchedStdout(), tracing })
+  const logStream = batchedStdout()
+  const app = await buildApp({ config, store, redis, logStream, tracing })
   if (tracing) app.addHook('onClose', () => tracing.shutdown())
   // Which release last changed the schema, for a rollback (docs/operations.md).
   if (migrations.length > 0) app.log.info({ migrations }, 'migrations applied')
@@ -28,10 +29,29 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   for (const { old, current, message } of renamedSettings(env)) app.log.warn({ setting: old, renamedTo: current }, message)
   const metrics = metricsServer(app.metrics.registry)
   app.addHook('onClose', () => metrics.close())
-  await app.listen({ port: config.PORT, host: config.HOST })
-  app.log.info(`metrics listening at ${await metrics.listen({ port: config.METRICS_PORT, host: config.METRICS_HOST })}`)
+  // Both ports are bound before either is announced (the metrics listener logs nothing itself):
+  // a port in use stops start-up with the fatal line last, after the lines logged so far.
+  let metricsAddress: string
+  try {
+    metricsAddress = await listen(metrics, 'METRICS_PORT', config.METRICS_PORT, config.METRICS_HOST)
+    await listen(app, 'PORT', config.PORT, config.HOST)
+  } catch (error) {
+    logStream.flushSync()
+    throw error
+  }
+  app.log.info(`metrics listening at ${metricsAddress}`)
   closeOnSignals(app, config)
   return app
+}
+
+/** Binds one listener; a port already taken is named by its setting, with how to change it. */
+async function listen (server: FastifyInstance, setting: 'PORT' | 'METRICS_PORT', port: number, host: string): Promise<string> {
+  try {
+    return await server.listen({ port, host })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
+    throw new Error(`${setting} ${port} is in use on ${host}: set ${setting} to a free port, 0 picks one`)
+  }
 }
 
 /**

@@ -109,7 +109,7 @@ const LOG_BATCH_CHARS = 4096
  * without Node's exit event can lose the last LOG_FLUSH_MS of lines: SIGKILL, an abort, or a
  * signal the service does not handle (it handles SIGTERM and SIGINT).
  */
-export function batchedStdout (): LogDestination {
+export function batchedStdout (): LogDestination & { flushSync(): void } {
   // Handed whole batches as bytes: in its default text mode sonic-boom measures each batch's
   // byte length, encodes it to write it, and encodes it once more after the write.
   // (Its types describe the text mode only.)
