@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
+import type { ApiKeyRecord, KeyEvent } from '../src/store/types.ts'
 import { runCli, startServer, tempDir, type CliResult } from './processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
@@ -172,6 +173,28 @@ describe('petstore with bad arguments', () => {
         assert.equal(run.stdout, '')
       })
     }
+  })
+
+  test('a --name or --actor holding a line break, tab, escape, line separator or bidirectional control exits 2 with one line naming it escaped, and changes nothing', async (t) => {
+    const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
+    assert.equal((await runCli(['keys', 'create', '--name', 'ci'], { DATABASE_URL: databaseUrl })).code, 0)
+    const refused = (option: string, escaped: string) => `${option} must not hold control characters (line breaks, tabs, escapes), line or paragraph separators, or bidirectional controls; got "${escaped}"`
+    const CASES: Array<{ args: string[], stderr: string }> = [
+      // A key 9 that does not exist, on a row of its own in keys list.
+      { args: ['keys', 'create', '--name', 'ops\n9\tforged\tpsk_forged…\twrite'], stderr: `petstore keys create: ${refused('--name NAME', 'ops\\n9\\tforged\\tpsk_forged…\\twrite')}\n${usage(CREATE_USAGE)}` },
+      // A revoke by mallory that never happened, on a row of its own in keys log.
+      { args: ['keys', 'create', '--name', 'ci', '--actor', 'alice\n2030-01-01T00:00:00.000Z\trevoke\t1\tpsk_abc…\tci\twrite\tmallory'], stderr: `petstore keys create: ${refused('--actor NAME', 'alice\\n2030-01-01T00:00:00.000Z\\trevoke\\t1\\tpsk_abc…\\tci\\twrite\\tmallory')}\n${usage(CREATE_USAGE)}` },
+      { args: ['keys', 'revoke', '1', '--actor', 'alice\u001b[1A\u009b2K'], stderr: `petstore keys revoke: ${refused('--actor NAME', 'alice\\u001b[1A\\u009b2K')}\n${usage(REVOKE_USAGE)}` },
+      { args: ['keys', 'rotate', '1', '--actor', 'alice\u2028bob'], stderr: `petstore keys rotate: ${refused('--actor NAME', 'alice\\u2028bob')}\n${usage('keys rotate ID [--keep-old-until ISO | --grace DURATION] [--actor NAME] [--json]')}` },
+      { args: ['keys', 'create', '--name', 'ci\u202eetirw'], stderr: `petstore keys create: ${refused('--name NAME', 'ci\\u202eetirw')}\n${usage(CREATE_USAGE)}` }
+    ]
+    for (const { args, stderr } of CASES) {
+      assert.deepEqual(await runCli(args, { DATABASE_URL: databaseUrl }), { code: 2, stdout: '', stderr }, JSON.stringify(args))
+    }
+    const listed = await runCli(['keys', 'list', '--json'], { DATABASE_URL: databaseUrl })
+    const log = await runCli(['keys', 'log', '--json'], { DATABASE_URL: databaseUrl })
+    assert.deepEqual(JSON.parse(listed.stdout).map(({ id, name, revokedAt, expiresAt }: ApiKeyRecord) => ({ id, name, revokedAt, expiresAt })), [{ id: 1, name: 'ci', revokedAt: null, expiresAt: null }])
+    assert.deepEqual(JSON.parse(log.stdout).map(({ change, keyId }: KeyEvent) => `${change} ${keyId}`), ['create 1'], 'a refused command writes no row')
   })
 
   test('--help after a command prints its usage, summary and options on stdout and exits 0', async (t) => {

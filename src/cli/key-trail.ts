@@ -2,7 +2,7 @@ import { hostname, userInfo } from 'node:os'
 import { Command } from 'commander'
 import pino from 'pino'
 import type { KeyAudit, KeyEvent } from '../store/types.ts'
-import { print, UsageError } from './output.ts'
+import { print, printRow, refuseUnsafeText, UsageError } from './output.ts'
 import type { CommandStore } from './command-store.ts'
 
 /**
@@ -27,10 +27,12 @@ export function isoTime (text: string): number {
 
 /**
  * The actor of a key change: --actor, else the OS user. A process whose uid has no passwd entry
- * (a container run with --user 10001) has no user name: then $USER, else `uid N`.
+ * (a container run with --user 10001) has no user name: then $USER, else `uid N`. An --actor
+ * holding a control character is refused (output.ts, UNSAFE_TEXT): it could forge rows of keys log.
  */
 export function keyAudit (actor: string | undefined, env: Record<string, string | undefined>, user: () => { username: string } = userInfo): KeyAudit {
   if (actor !== undefined) {
+    refuseUnsafeText('--actor NAME', actor)
     const name = actor.trim()
     if (!name || name.length > 100) throw new UsageError('--actor NAME needs 1 to 100 characters')
     return { actor: name, host: hostname() }
@@ -85,13 +87,14 @@ export function keyLogCommand (store: CommandStore, keyId: (text: string | undef
       }
       const events = await (await store.openExisting()).listKeyEvents(filter)
       if (options.json) return print(JSON.stringify(events))
-      print(['time', 'change', 'key', 'prefix', 'name', 'scope', 'actor', 'host', 'detail'].join('\t'))
-      for (const event of events) print(eventLine(event, now))
+      printRow(['time', 'change', 'key', 'prefix', 'name', 'scope', 'actor', 'host', 'detail'])
+      for (const event of events) printRow(eventCells(event, now))
     })
 }
 
-function eventLine (event: KeyEvent, now: number): string {
-  return [event.at, event.change, event.keyId, `${event.prefix}…`, event.name, event.scope, event.actor, event.host, detail(event, now)].join('\t')
+/** Each cell escaped by printRow: a row stored by an older release, or written straight into the database, still prints as one row. */
+function eventCells (event: KeyEvent, now: number): Array<string | number> {
+  return [event.at, event.change, event.keyId, `${event.prefix}…`, event.name, event.scope, event.actor, event.host, detail(event, now)]
 }
 
 function detail ({ change, relatedKeyId, at }: KeyEvent, now: number): string {

@@ -3,7 +3,7 @@ import { generateApiKey } from '../auth/api-key.ts'
 import { keyCreatedEvents } from '../store/key-events.ts'
 import { KEY_SCOPES, type ApiKeyRecord, type KeyAudit, type KeyScope } from '../store/types.ts'
 import { durationMs, isoTime, keyAudit, keyLogCommand, logKeyChanges } from './key-trail.ts'
-import { Failure, note, print, UsageError } from './output.ts'
+import { cell, Failure, note, print, printRow, refuseUnsafeText, UsageError } from './output.ts'
 import type { CommandStore } from './command-store.ts'
 
 /**
@@ -29,8 +29,7 @@ export function keysCommand (store: CommandStore, env: Record<string, string | u
     .option('--actor <NAME>', ACTOR_HELP)
     .option('--json', 'print the key\'s record and the key as JSON')
     .action(async (options: CreateOptions) => {
-      const name = options.name?.trim() ?? ''
-      if (!name || name.length > 100) throw new UsageError('--name NAME is required (1 to 100 characters)')
+      const name = keyName(options.name)
       const scope = keyScope(options.scope)
       const audit = keyAudit(options.actor, env)
       const generated = generateApiKey()
@@ -47,9 +46,9 @@ export function keysCommand (store: CommandStore, env: Record<string, string | u
     .action(async (options: JsonOption) => {
       const records = await (await store.openExisting()).listApiKeys()
       if (options.json) return print(JSON.stringify(records))
-      print(['id', 'name', 'prefix', 'scope', 'created', 'last used', 'state'].join('\t'))
+      printRow(['id', 'name', 'prefix', 'scope', 'created', 'last used', 'state'])
       const now = Date.now()
-      for (const key of records) print(keyLine(key, now))
+      for (const key of records) printRow(keyCells(key, now))
     })
   keys.command('revoke')
     .description('Revoke a key at once. Revoking a revoked key is not an error, and changes nothing.')
@@ -75,7 +74,7 @@ async function revoke (store: CommandStore, id: number, audit: KeyAudit, options
   const revoked = await (await store.openExisting()).revokeApiKey(id, audit)
   if (revoked.outcome === 'not_found') throw new Failure(`no key has id ${id}`)
   if (revoked.outcome === 'revoked') logKeyChanges([revoked.event])
-  else note(`key ${id} was already revoked at ${revoked.key.revokedAt}; nothing changed`)
+  else note(`key ${id} was already revoked at ${cell(revoked.key.revokedAt)}; nothing changed`)
   print(options.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
 }
 
@@ -94,11 +93,20 @@ async function rotate (store: CommandStore, id: number, audit: KeyAudit, options
   logKeyChanges(rotated.events)
   if (options.json) return print(JSON.stringify({ ...rotated.created, key: generated.key, old: rotated.old }))
   print(generated.key)
-  note(`key ${id} (${old.name}) keeps working until ${rotated.old.expiresAt}; the new key has id ${rotated.created.id}`)
+  note(`key ${id} (${cell(old.name)}) keeps working until ${cell(rotated.old.expiresAt)}; the new key has id ${rotated.created.id}`)
 }
 
-function keyLine (key: ApiKeyRecord, now: number): string {
-  return [key.id, key.name, `${key.prefix}…`, key.scope, key.createdAt, key.lastUsedAt ?? 'never used', keyState(key, now)].join('\t')
+/** Each cell escaped by printRow: a name stored by an older release, or written straight into the database, still prints as one cell. */
+function keyCells (key: ApiKeyRecord, now: number): Array<string | number> {
+  return [key.id, key.name, `${key.prefix}…`, key.scope, key.createdAt, key.lastUsedAt ?? 'never used', keyState(key, now)]
+}
+
+/** --name: 1 to 100 characters once trimmed, none of them a control character (output.ts, UNSAFE_TEXT). */
+function keyName (given: string | undefined): string {
+  refuseUnsafeText('--name NAME', given)
+  const name = given?.trim() ?? ''
+  if (!name || name.length > 100) throw new UsageError('--name NAME is required (1 to 100 characters)')
+  return name
 }
 
 /** Revoked, expired (a rotated key past its grace), to expire, or active. */

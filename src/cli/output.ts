@@ -12,6 +12,41 @@ export const print = (line: string): void => { process.stdout.write(line + '\n')
 export const note = (line: string): void => { process.stderr.write(line + '\n') }
 export const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`
 
+/**
+ * What could forge text output: the control characters (C0, with line feed, carriage return,
+ * tab and escape; DEL; C1, with CSI and NEL), the Unicode line and paragraph separators, and
+ * the bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069),
+ * which make a terminal show text in another order than it has. Such a character in a value
+ * could start a line or a column of its own, move the cursor, or reorder a row.
+ */
+const UNSAFE_TEXT = /[\p{Cc}\p{Zl}\p{Zp}\p{Bidi_Control}]/u
+const UNSAFE_CHARACTERS = /[\p{Cc}\p{Zl}\p{Zp}\p{Bidi_Control}]/gu
+
+/** The text as a JSON string whose every unsafe character is escaped (\n, \t, \u001b, \u202e). */
+export function quoted (text: string): string {
+  return JSON.stringify(text).replace(UNSAFE_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
+ * A value in text output: as it is, or quoted() when it holds an unsafe character or starts
+ * with a quote, so a value is one cell of one line whatever a database row holds, and a quoted
+ * cell is never mistaken for a plain one.
+ */
+export function cell (value: string | number | null): string {
+  const text = String(value)
+  return UNSAFE_TEXT.test(text) || text.startsWith('"') ? quoted(text) : text
+}
+
+/** One row of a table on stdout: its cells, each cell()ed, separated by tabs. */
+export const printRow = (cells: ReadonlyArray<string | number | null>): void => { print(cells.map(cell).join('\t')) }
+
+/** Refuses a value given on the command line that holds an unsafe character (see UNSAFE_TEXT). */
+export function refuseUnsafeText (option: string, text: string | undefined): void {
+  if (text !== undefined && UNSAFE_TEXT.test(text)) {
+    throw new UsageError(`${option} must not hold control characters (line breaks, tabs, escapes), line or paragraph separators, or bidirectional controls; got ${quoted(text)}`)
+  }
+}
+
 /** The command line was wrong: exit 2, the message and the command's usage on stderr; code `usage`. */
 export class UsageError extends Error {}
 

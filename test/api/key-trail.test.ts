@@ -158,6 +158,41 @@ test(`keys log --since takes an ISO 8601 time or date, or a duration back from n
   })
 })
 
+test(`rows written by an older release or straight into the database cannot forge a row of keys list or keys log: their cells are quoted and escaped; --json shows them as stored (${STORE_KIND})`, async (t) => {
+  const { store, url, cleanup } = await createTestStore()
+  t.after(cleanup)
+  // What the CLI now refuses, but an older release stored and any client of the database can.
+  const name = 'ops\n9\tforged\tpsk_forged…\twrite'
+  const audit = { actor: 'alice\n2030-01-01T00:00:00.000Z\trevoke\t1\tpsk_abc…\tci\twrite\tmallory', host: 'build\r\u001b[2K\u202eevil' }
+  const generated = generateApiKey()
+  const key = await store.createApiKey({ name, hash: generated.hash, prefix: generated.prefix }, audit)
+  const revoked = await store.revokeApiKey(key.id, { actor: '"quoted"\u2028x', host: 'h\u009b' })
+  assert.equal(revoked.outcome, 'revoked')
+  const [record] = await store.listApiKeys()
+  const [created, revoke] = await store.listKeyEvents({})
+
+  const shownName = '"ops\\n9\\tforged\\tpsk_forged…\\twrite"'
+  const list = await cli(url, ['list'])
+  assert.equal(list.stdout, [
+    'id\tname\tprefix\tscope\tcreated\tlast used\tstate',
+    `${key.id}\t${shownName}\t${key.prefix}…\twrite\t${key.createdAt}\tnever used\trevoked ${record!.revokedAt}`
+  ].join('\n') + '\n')
+  const log = await cli(url, ['log'])
+  assert.equal(log.stdout, [
+    'time\tchange\tkey\tprefix\tname\tscope\tactor\thost\tdetail',
+    `${created!.at}\tcreate\t${key.id}\t${key.prefix}…\t${shownName}\twrite\t"alice\\n2030-01-01T00:00:00.000Z\\trevoke\\t1\\tpsk_abc…\\tci\\twrite\\tmallory"\t"build\\r\\u001b[2K\\u202eevil"\t`,
+    `${revoke!.at}\trevoke\t${key.id}\t${key.prefix}…\t${shownName}\twrite\t"\\"quoted\\"\\u2028x"\t"h\\u009b"\t`
+  ].join('\n') + '\n')
+
+  assert.deepEqual(JSON.parse((await cli(url, ['list', '--json'])).stdout).map((stored: ApiKeyRecord) => stored.name), [name])
+  assert.deepEqual((JSON.parse((await cli(url, ['log', '--json'])).stdout) as KeyEvent[]).map(({ actor, host }) => ({ actor, host })), [audit, { actor: '"quoted"\u2028x', host: 'h\u009b' }])
+
+  // keys rotate names the old key on stderr: one line too.
+  const other = await store.createApiKey({ name: 'x\ny', hash: generateApiKey().hash, prefix: 'psk_other___' }, TEST_AUDIT)
+  const rotated = await cli(url, ['rotate', String(other.id), '--keep-old-until', '2099-01-01T00:00:00Z'])
+  assert.equal(rotated.stderr.split('\n').at(-2), `key ${other.id} ("x\\ny") keeps working until 2099-01-01T00:00:00.000Z; the new key has id ${other.id + 1}`)
+})
+
 test(`the trail holds neither a key nor its hash, in its table or in keys log (${STORE_KIND})`, async (t) => {
   const { url, key } = await buildTestApp(t)
   const created = (await cli(url, ['create', '--name', 'ci'])).stdout.trim()
