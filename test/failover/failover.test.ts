@@ -3,6 +3,7 @@ import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createPetstoreClient, type PetstoreClient } from '@petstore/client'
 import pg from 'pg'
+import { loadMigrations } from '../../src/store/migrations.ts'
 import { freePort, haproxyMissing, startHaproxy, type Haproxy } from '../haproxy.ts'
 import { runCli, stopProcess } from '../processes.ts'
 import { startServer, type ServerProcess } from '../server-process.ts'
@@ -19,6 +20,8 @@ import { skipOrFail } from './skip.ts'
  * client and the wire saw; none may lose an acknowledged create, make a pet twice or end an
  * instance, the switchover may fail no call, and creates work again within 15 s of the kill.
  * A cursor walk with limit=7 runs across the failover and must match the new primary's rows.
+ * Before all that, the URI `pg_autoctl show uri` printed, unedited, is the DATABASE_URL of
+ * `petstore migrate` and `petstore keys create`, which must work.
  */
 
 const WORKERS = 6
@@ -216,8 +219,21 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
   const formation: Formation = await createFormation()
   cleanups.push(() => formation.destroy())
   t.diagnostic(`formation up in ${ms(performance.now() - began)}: ${formation.uri}`)
-  // The nodes run without TLS here; node-postgres would read libpq's sslmode=prefer as require.
-  const databaseUrl = `${formation.uri.replace('sslmode=prefer', 'sslmode=disable')}&schema=petstore`
+  // The URI pg_autoctl printed works as DATABASE_URL as it is: its sslmode=prefer is TLS when a
+  // node offers it, and these nodes have none (--no-ssl). It names no user; PGUSER gives one, as
+  // it would to libpq. Its tables go to the database's public schema; the load uses its own.
+  const [node1, node2] = formation.nodes
+  assert.equal(formation.shownUri, `postgres://127.0.0.1:${node1.port},127.0.0.1:${node2.port}/postgres?target_session_attrs=read-write&sslmode=prefer`)
+  const printed = { DATABASE_URL: formation.shownUri, PGUSER: 'postgres' }
+  const migrations = loadMigrations('postgres').map((m) => `${String(m.version).padStart(3, '0')}-${m.name}`)
+  assert.deepEqual(await runCli(['migrate', '--json'], printed), { code: 0, stdout: JSON.stringify({ applied: migrations }) + '\n', stderr: '' }, 'migrate on the printed URI')
+  const printedKey = await runCli(['keys', 'create', '--name', 'printed-uri'], printed)
+  assert.deepEqual({ code: printedKey.code, key: /^psk_[A-Za-z0-9_-]{43}\n$/.test(printedKey.stdout) }, { code: 0, key: true }, printedKey.stderr)
+  const listed = await runCli(['keys', 'list', '--json'], printed)
+  assert.deepEqual(JSON.parse(listed.stdout).map((row: { id: number, name: string }) => [row.id, row.name]), [[1, 'printed-uri']], listed.stderr)
+
+  // The rest as operations.md says: the printed URI with the user and a schema of its own.
+  const databaseUrl = `${formation.uri}&schema=petstore`
   const migrated = await runCli(['migrate'], { DATABASE_URL: databaseUrl })
   assert.equal(migrated.code, 0, migrated.stderr)
   const created = await runCli(['keys', 'create', '--name', 'failover'], { DATABASE_URL: databaseUrl })

@@ -68,6 +68,8 @@ export interface Formation {
   nodes: [FormationNode, FormationNode]
   /** `pg_autoctl show uri --formation default` with the user: postgres://postgres@h1:p1,h2:p2/postgres?target_session_attrs=read-write… */
   uri: string
+  /** What `pg_autoctl show uri --formation default` printed, unedited (it names no user). */
+  shownUri: string
   monitorUrl: string
   /** The monitor's view of the nodes. */
   state(): Promise<NodeState[]>
@@ -372,6 +374,7 @@ export async function createFormation (): Promise<Formation> {
   return {
     nodes,
     uri,
+    shownUri: shown,
     monitorUrl,
     state,
     primary,

@@ -57,8 +57,9 @@ export function createPool (target: PostgresTarget, options: PostgresOptions, ma
   const statementTimeout = options.statementTimeoutMs ?? 5000
   const pool = new pg.Pool({
     ...connectionConfig(target, options),
-    // With target_session_attrs, each new connection is checked (see clientClassOf).
-    ...(target.sessionAttrs !== undefined && { Client: clientClassOf(target) }),
+    // With target_session_attrs, each new connection is checked; with sslmode=prefer, it goes
+    // on in plain text when the server has no TLS (see clientClassOf).
+    Client: clientClassOf(target),
     max,
     statement_timeout: statementTimeout,
     query_timeout: statementTimeout + READ_TIMEOUT_MARGIN_MS,

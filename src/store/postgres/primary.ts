@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { TlsIfOfferedClient } from './tls.ts'
 import type { PostgresTarget, SessionAttrs } from './url.ts'
 
 /**
@@ -51,21 +52,22 @@ function ignore (): void {}
 type ConnectCallback = ((err: Error) => void) | ((err: null, client: pg.Client) => void)
 
 /**
- * The client class for a target. Without target_session_attrs, pg.Client itself: one host,
- * nothing checked, nothing added. With it, a pg.Client whose connect() goes to the host the
- * selector names, asks it libpq's question, and keeps the connection only when the host
- * passes; otherwise (or when it cannot connect) the selector moves on and connect() fails, so
+ * The client class for a target. Without target_session_attrs, pg.Client itself (with
+ * sslmode=prefer, TlsIfOfferedClient): one host, nothing checked, nothing added. With it, a
+ * client of that class whose connect() goes to the host the selector names, asks it libpq's
+ * question, and keeps the connection only when the host passes; otherwise (or when it cannot connect) the selector moves on and connect() fails, so
  * the caller's next attempt tries the next host. A pg.Client connects once, so trying the
  * hosts in turn is the caller's loop (Connections, connectClient), over at most hosts.length
  * attempts: the check happens once per connection, never per statement.
  */
 export function clientClassOf (target: PostgresTarget): typeof pg.Client {
+  const Base = target.tlsOptional ? TlsIfOfferedClient : pg.Client
   const attrs = target.sessionAttrs
-  if (attrs === undefined) return pg.Client
+  if (attrs === undefined) return Base
   const check = CHECKS[attrs]
   const selector = selectorOf(target)
 
-  return class PrimaryClient extends pg.Client {
+  return class PrimaryClient extends Base {
     readonly #host: number
 
     constructor (config?: pg.ClientConfig) {
