@@ -7,7 +7,16 @@ import pino, { type Logger, type LoggerOptions } from 'pino'
 import type { Config } from '../config.ts'
 import { routeTemplateOf } from './route-template.ts'
 
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+/**
+ * A caller's X-Request-Id that is kept: A-Z a-z 0-9 . _ : - alone, with no run of 43 or more key
+ * characters (A-Z a-z 0-9 - _, as auth/api-key.ts makes them) and no psk_ or psk- in any case.
+ * A key's secret is 43 key characters, so an id that holds one, however it is wrapped
+ * (req-<secret>, <secret>-1, <secret>_retry2), has such a run; the prefix catches a key cut
+ * short. Each run is taken whole (42 at most, then no key character), so a test is linear in
+ * the id's length and allocates nothing; the length is checked before it.
+ */
+const KEPT_REQUEST_ID = /^(?![^]*?psk[_-])(?:[\w-]{1,42}(?![\w-])|[.:])+$/i
+const LONGEST_REQUEST_ID = 128
 
 /**
  * Text that looks like an API key (auth/api-key.ts: psk_ and 43 base64url characters), in any
@@ -80,13 +89,14 @@ function decodeKeyCharacters (text: string): string {
 }
 
 /**
- * A caller's X-Request-Id is kept when it is a sane token, so traces join across services; an
- * id that looks like a key or its secret (a key pasted into the wrong header) is replaced, as
- * the id is logged and echoed. Checked once, here: the request line writes the id unchecked.
+ * A caller's X-Request-Id is kept when it is a token of at most 128 characters that could not
+ * hold a key (KEPT_REQUEST_ID), so traces join across services; any other id is replaced by a
+ * fresh one, as the id is logged and echoed: a key or its secret pasted into the wrong header,
+ * however wrapped, never is. Checked once, here: the request line writes the id unchecked.
  */
 export function requestIdOf (request: IncomingMessage): string {
   const given = request.headers['x-request-id']
-  return typeof given === 'string' && SANE_REQUEST_ID.test(given) && withoutKeys(given) === given ? given : randomUUID()
+  return typeof given === 'string' && given.length <= LONGEST_REQUEST_ID && KEPT_REQUEST_ID.test(given) ? given : randomUUID()
 }
 
 export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>): LoggerOptions {
