@@ -161,6 +161,51 @@ test('haproxy hands an instance only the address it saw in X-Forwarded-For, neve
   }, { none: ['127.0.0.4'], one: ['127.0.0.4'], list: ['127.0.0.4'], twoLines: ['127.0.0.4'] })
 })
 
+test('haproxy refuses /readyz and /healthz from outside with 404 and the Error body, with any query, method or spelling, and sends none to an instance; its own checks still reach them', async (t) => {
+  if (unavailable(t, 'haproxy', haproxyMissing())) return
+  // Two ready instances that note every request they get, and whether it came through the frontend.
+  const seen: Array<{ url: string, forwarded: boolean }> = []
+  const instance = async () => {
+    const server = createServer((request, response) => {
+      seen.push({ url: request.url ?? '', forwarded: request.headers['x-forwarded-for'] !== undefined })
+      response.setHeader('content-type', 'application/json')
+      response.end(request.url === '/readyz' ? '{"status":"ready"}' : '{"served":true}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    t.after(() => { server.closeAllConnections(); server.close() })
+    return `127.0.0.1:${(server.address() as { port: number }).port}`
+  }
+  const haproxy = await startHaproxy([await instance(), await instance()], await freePort())
+  t.after(() => stopProcess(haproxy.child))
+  await haproxy.waitUp('petstore-1')
+  await haproxy.waitUp('petstore-2')
+  const agent = new Agent({ keepAlive: true })
+  t.after(() => agent.destroy())
+
+  const probes: Array<[method: string, path: string]> = [
+    ['GET', '/readyz?verbose'], ['GET', '/readyz?verbose=1&x=2'], ['GET', '/readyz'], ['GET', '/readyz?'], ['GET', '/healthz'],
+    ['POST', '/readyz?verbose'], ['GET', '/%72eadyz?verbose'], ['GET', '/%72%65adyz'], ['GET', '/h%65althz'],
+    ['GET', `http://127.0.0.1:${haproxy.port}/readyz?verbose`], ['GET', '/readyz/']
+  ]
+  const refused = {
+    status: 404,
+    contentType: 'application/json',
+    cacheControl: 'no-store',
+    body: '{"code":"not_found","message":"The health probes are not served through the load balancer.","status":404}'
+  }
+  for (const [method, path] of probes) {
+    const reply = await send(agent, haproxy.port, method, path)
+    assert.deepEqual({ status: reply.status, contentType: reply.headers['content-type'], cacheControl: reply.headers['cache-control'], body: reply.body }, refused, `${method} ${path}`)
+  }
+  const head = await send(agent, haproxy.port, 'HEAD', '/readyz?verbose')
+  assert.deepEqual({ status: head.status, body: head.body }, { status: 404, body: '' })
+  // The API still goes through, and the instances got no probe from outside.
+  const served = await send(agent, haproxy.port, 'GET', '/v1/pets?readyz')
+  assert.deepEqual({ status: served.status, body: served.body }, { status: 200, body: '{"served":true}' })
+  assert.deepEqual(seen.filter((request) => request.forwarded), [{ url: '/v1/pets?readyz', forwarded: true }])
+  assert.ok(seen.some((request) => !request.forwarded && request.url === '/readyz'), 'haproxy\'s own checks reach the instances')
+})
+
 function statuses (samples: StatusSample[]): Record<number, number> {
   const counted: Record<number, number> = {}
   for (const { status } of samples) counted[status] = (counted[status] ?? 0) + 1

@@ -7,7 +7,10 @@ import type { Store } from '../store/types.ts'
 
 export interface HealthOptions {
   store: Store
-  /** With REDIS_URL: whether Redis responds. Reported by /readyz?verbose, never a reason to be unready. */
+  /**
+   * With REDIS_URL: whether Redis responds. Reported by /readyz?verbose, never a reason to be
+   * unready; asked one at a time, and answered from a result at most READINESS_FRESH_MS old.
+   */
   checkRedis?: () => Promise<'up' | 'down'>
   /** True from the start of a graceful stop: the load balancer should send no more. */
   isDraining: () => boolean
@@ -19,8 +22,9 @@ export interface HealthOptions {
 const READINESS_CHECK_MS = 5000
 
 /**
- * How long a check of the store stands for /readyz: a flood of probes then costs a few store
- * checks a second, not one each, and a probe waits no longer than for one check.
+ * How long a check of the store stands for /readyz, and a check of Redis for /readyz?verbose:
+ * a flood of probes then costs a few checks a second, not one each, and a probe waits no
+ * longer than for one check.
  */
 export const READINESS_FRESH_MS = 250
 
@@ -31,6 +35,7 @@ export const READINESS_FRESH_MS = 250
  */
 export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
   const readiness = new Readiness(options, app.log)
+  const checkRedis = options.checkRedis && sharedCheck(options.checkRedis, READINESS_FRESH_MS)
   // One line when writes start failing for a storage failure (disk full, read-only,
   // I/O error), one when they work again; the requests failed in between log nothing more.
   // Not ready at once: the balancer should stop sending writes that cannot succeed.
@@ -46,7 +51,7 @@ export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance
     const problem = await readiness.problem()
     if (problem !== undefined) throw problem
     if (request.query.verbose === undefined) return { status: 'ready' }
-    return { status: 'ready', checks: { store: 'up', ...(options.checkRedis && { redis: await options.checkRedis() }) } }
+    return { status: 'ready', checks: { store: 'up', ...(checkRedis && { redis: await checkRedis() }) } }
   })
 
   // petstore_ready stays current whether or not anything asks /readyz.
@@ -57,6 +62,23 @@ export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance
   })
   app.addHook('onClose', async () => { clearInterval(timer) })
 }, { name: 'health', dependencies: ['method-not-allowed'], encapsulate: true })
+
+/**
+ * `check`, one call at a time: callers that arrive while it runs share its result, and so do
+ * those within `freshMs` after it ended. A flood of /readyz?verbose then costs Redis a few PINGs
+ * a second, as a flood of /readyz costs the store a few checks, instead of a PING each.
+ */
+export function sharedCheck<T> (check: () => Promise<T>, freshMs: number): () => Promise<T> {
+  let last: { value: T, at: number } | undefined
+  let running: Promise<T> | undefined
+  return () => {
+    if (last !== undefined && performance.now() - last.at < freshMs) return Promise.resolve(last.value)
+    running ??= check()
+      .then((value) => { last = { value, at: performance.now() }; return value })
+      .finally(() => { running = undefined })
+    return running
+  }
+}
 
 /**
  * Whether the instance is ready, as /readyz replies: not draining, and the store responds (from
