@@ -88,7 +88,7 @@ export async function buildApp ({ config, store: givenStore, redis, now = Date.n
     frameworkErrors,
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers, buildValidator: validatorFactory() } }
   })
-  limitConnections(app, config)
+  limitConnections(app, config, metrics.connections)
   refuseConnect(app)
   // The plugins below name those they need before them (fastify-plugin's `dependencies`), and
   // Fastify refuses to start when one is missing or comes later. Three orders cannot be declared

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test'
 import Fastify from 'fastify'
 import { clientErrorHandler } from '../src/http/client-errors.ts'
 import { limitConnections } from '../src/http/client-connections.ts'
+import { createMetrics } from '../src/ops/metrics.ts'
 import { testConfig } from './helpers.ts'
 import { documentedErrors, exchange, listenTestApp, openSocket, readResponse, sleep, type RawResponse } from './raw-http.ts'
 
@@ -158,7 +159,7 @@ describe('replies that bypass the error handler still carry the Error body', { t
     let release = () => {}
     const held = new Promise<void>((resolve) => { release = resolve })
     const app = Fastify({ clientErrorHandler })
-    limitConnections(app, testConfig())
+    limitConnections(app, testConfig(), createMetrics('sqlite').connections)
     app.get('/done', async () => 'done')
     // A response whose head and first bytes are out, and whose rest waits.
     app.get('/slow', (_request, reply) => {

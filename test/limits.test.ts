@@ -114,11 +114,12 @@ describe('limits on what one client can make the server do', () => {
     assert.equal((await testApp.inject({ url: '/v1/pets', headers: testApp.auth })).statusCode, 200)
   })
 
-  test('connections beyond MAX_CONNECTIONS are closed at once; the cap frees up as connections end', async (t) => {
-    const { port, key } = await listenTestApp(t, { env: { MAX_CONNECTIONS: '3' } })
+  test('connections beyond twice MAX_CONNECTIONS are closed at once, those between are answered 503; the cap frees up as connections end', async (t) => {
+    const { port, key } = await listenTestApp(t, { env: { MAX_CONNECTIONS: '2' } })
     const held: Socket[] = []
     t.after(() => held.forEach((s) => s.destroy()))
-    for (let i = 0; i < 3; i++) held.push(await openSocket(port))
+    // New connections that have not yet sent a byte: none of them can be taken within a second.
+    for (let i = 0; i < 4; i++) held.push(await openSocket(port))
     await sleep(50)
     const extra = await openSocket(port)
     held.push(extra)
@@ -127,7 +128,10 @@ describe('limits on what one client can make the server do', () => {
       extra.on('error', () => {})
       setTimeout(() => resolve(false), 2000)
     })
-    assert.ok(dropped, 'the connection over the cap stayed open')
+    assert.ok(dropped, 'the connection over twice the cap stayed open')
+    const refused = readResponse(held[3]!)
+    held[3]!.write(`GET /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+    assert.equal((await refused).status, 503)
     held[0]!.destroy()
     await sleep(50)
     const again = await openSocket(port)

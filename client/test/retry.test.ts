@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import { test } from 'node:test'
 import { createPetstoreClient, PetstoreError, type Pet } from '../src/index.ts'
 import { startServer, startStub, type StubAction } from './servers.ts'
@@ -124,4 +126,22 @@ test('a createPet whose response was lost is retried and still creates exactly o
   assert.equal(stub.seen.length, 2)
   assert.equal(stub.seen[1]?.headers['idempotency-key'], stub.seen[0]?.headers['idempotency-key'])
   assert.deepEqual(await petsNamed(server.baseUrl, server.key, 'Only once'), [pet])
+})
+
+test('a server whose every connection is busy answers 503 with Retry-After; reads and creates are retried and land once a connection frees', async (t) => {
+  const server = await startServer(t, { MAX_CONNECTIONS: '1' })
+  // A create whose body is still on its way holds the one connection, busy, for 500 ms.
+  const busy = connect({ port: Number(new URL(server.origin).port), host: '127.0.0.1' })
+  busy.on('error', () => {})
+  await once(busy, 'connect')
+  busy.write(`POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
+  setTimeout(() => busy.destroy(), 500)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const client = createPetstoreClient({ baseUrl: server.baseUrl, apiKey: server.key })
+  // Both sent while the connection is busy; the listing asks for what the create does not make.
+  const [pet, listed] = await Promise.all([client.pets.create({ name: 'Queued', categoryId: 5 }), client.pets.list({ status: 'sold' })])
+  assert.deepEqual([pet, listed], [{ id: 1n, name: 'Queued', categoryId: 5n }, { pets: [], next: undefined }])
+  assert.deepEqual(await petsNamed(server.baseUrl, server.key, 'Queued'), [pet])
+  const refused = /^petstore_connections_refused_total (\d+)$/m.exec(await server.app.metrics.registry.getSingleMetricAsString('petstore_connections_refused_total'))
+  assert.ok(Number(refused?.[1]) >= 2, `both calls were first refused: ${refused?.[0]}`)
 })

@@ -1,8 +1,12 @@
 import type { ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyServerOptions, onRequestHookHandler } from 'fastify'
+import type { Counter } from 'prom-client'
 import { addressKey } from '../auth/rate-limits.ts'
 import type { Config } from '../config.ts'
+import { ConnectionSlots, type ConnectionState } from './connection-slots.ts'
+import { ApiError } from './errors.ts'
+import { replyAndClose } from './raw-replies.ts'
 import { closeStalledReplies } from './send-timeout.ts'
 
 type ConnectionSettings = Pick<Config, 'REQUEST_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS' | 'CONNECTIONS_CHECK_INTERVAL_MS' | 'MAX_CONNECTIONS' | 'SEND_TIMEOUT_MS' | 'MAX_CONNECTIONS_PER_ADDRESS' | 'FIRST_BYTE_TIMEOUT_MS'>
@@ -54,6 +58,12 @@ export function responseBegun (socket: Socket): boolean {
   return response !== undefined && !response.writableFinished && (response.headersSent || response.socket !== socket)
 }
 
+/** Connections accepted while every slot was busy: the request each sends is answered 503. */
+const refused = new WeakSet<Socket>()
+
+const NO_ROOM = 'The server holds all the connections it serves (MAX_CONNECTIONS) and each is busy; retry after the time in Retry-After.'
+const NO_ROOM_HEADERS = { 'retry-after': '1', connection: 'close' }
+
 /**
  * Records each request's response as the one in progress on its connection, in an onRequest
  * hook registered ahead of the others (limitConnections), before a later hook or the handler
@@ -61,7 +71,8 @@ export function responseBegun (socket: Socket): boolean {
  * pipelined behind a response that closed the connection (a refused body's, see
  * lingering-close.ts) is still parsed from what arrives, but its response could never be sent:
  * it is dropped before it does anything, such as create a pet its client never hears of.
- * Hijacked, it runs no further hook.
+ * Hijacked, it runs no further hook. A request on a connection that found no room is answered
+ * 503 before any other hook runs.
  */
 const recordResponse: onRequestHookHandler = (request, reply, done) => {
   const socket = request.raw.socket
@@ -71,19 +82,52 @@ const recordResponse: onRequestHookHandler = (request, reply, done) => {
     return
   }
   responses.set(socket, reply.raw)
-  done()
+  if (refused.has(socket)) {
+    // Before requestLogging's hook would add it: the 503 names its request id like any other.
+    reply.header('x-request-id', request.id)
+    done(new ApiError('unavailable', NO_ROOM, { headers: NO_ROOM_HEADERS }))
+  } else {
+    done()
+  }
+}
+
+/** Where a connection stands, for the choice of which one makes room (connection-slots.ts). */
+function stateOf (socket: Socket): ConnectionState {
+  if (socket.bytesRead === 0) return 'silent'
+  const response = responses.get(socket)
+  if (response === undefined) return 'receiving'
+  return response.writableFinished ? 'idle' : 'busy'
+}
+
+/** Ends a connection taken away to make room: a client that has begun a request hears why. */
+function closeForRoom (socket: Socket, state: Exclude<ConnectionState, 'busy'>) {
+  if (state === 'receiving') replyAndClose(socket, 'unavailable', 'The server needed this connection for another client; retry the request.', ['Retry-After: 1'])
+  else socket.destroy()
+}
+
+/** Counters of what the process did when it was full. */
+export interface ConnectionCounters {
+  /** Connections closed to make room for a new one, by the state they were in. */
+  reclaimed: Counter<'state'>
+  /** Connections whose request was answered 503 because every slot was busy. */
+  refused: Counter
 }
 
 /**
- * A cap on connections per process (past it Node closes new ones at once) and per client
- * address, an end for connections that send nothing within FIRST_BYTE_TIMEOUT_MS and for
- * responses the client stops reading (send-timeout.ts), and, when the app closes, an end for
- * connections that never sent a byte (close() waits for every connection, and these are not
- * "idle" to Node).
+ * Connection slots (connection-slots.ts: MAX_CONNECTIONS, and MAX_CONNECTIONS_PER_ADDRESS as an
+ * address's share when they are all held), an end for connections that send nothing within
+ * FIRST_BYTE_TIMEOUT_MS and for responses the client stops reading (send-timeout.ts), and,
+ * when the app closes, an end for connections that never sent a byte (close() waits for every
+ * connection, and these are not "idle" to Node).
+ *
+ * A connection that finds every slot busy is still accepted, to answer its request with 503 and
+ * Retry-After rather than close it unheard; it holds no slot. Node itself closes new connections
+ * unheard only past twice MAX_CONNECTIONS, a bound on file descriptors that such refusals, each
+ * closed after its reply or its first-byte timeout, reach only in a flood.
  */
-export function limitConnections (app: FastifyInstance, config: ConnectionSettings) {
+export function limitConnections (app: FastifyInstance, config: ConnectionSettings, counters: ConnectionCounters) {
   const server = app.server
-  server.maxConnections = config.MAX_CONNECTIONS
+  server.maxConnections = 2 * config.MAX_CONNECTIONS
   // With a listener here Node no longer destroys a socket on inactivity by itself: only a
   // socket with no response in progress is ended, so a slow handler is never cut. A response the
   // client does not take is the send timeout's to end.
@@ -92,13 +136,33 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
   })
   app.addHook('onRequest', recordResponse)
   const open = new Set<Socket>()
-  const admit = config.MAX_CONNECTIONS_PER_ADDRESS === 0 ? () => true : addressCap(app, config.MAX_CONNECTIONS_PER_ADDRESS)
+  let warnedAt = -Infinity
+  const underPressure = (event: string) => {
+    const now = performance.now()
+    if (now - warnedAt < PRESSURE_WARNING_EVERY_MS) return
+    warnedAt = now
+    app.log.warn({ limit: config.MAX_CONNECTIONS, perAddress: config.MAX_CONNECTIONS_PER_ADDRESS }, `connections at MAX_CONNECTIONS: ${event}`)
+  }
+  const slots = new ConnectionSlots<Socket>({
+    capacity: config.MAX_CONNECTIONS,
+    share: config.MAX_CONNECTIONS_PER_ADDRESS,
+    addressOf: addressKey,
+    stateOf,
+    close (socket, state) {
+      counters.reclaimed.inc({ state })
+      underPressure('closing connections that are not busy to make room, the heaviest address\'s first')
+      closeForRoom(socket, state)
+    }
+  })
   server.on('connection', (socket: Socket) => {
-    if (!admit(socket)) return
+    if (!slots.admit(socket)) {
+      refused.add(socket)
+      counters.refused.inc()
+      underPressure('every connection is busy: new ones are answered 503')
+    }
     open.add(socket)
-    // Silent connections are the cheapest way to hold slots: reopened as they are closed, a
-    // few addresses keep their whole cap. One timer per connection, none per request: once a
-    // byte is in, the header and request timeouts govern.
+    // Silent connections are the cheapest way to hold slots: one timer per connection, none
+    // per request. Once a byte is in, the header and request timeouts govern.
     const firstByte = setTimeout(closeIfSilent, config.FIRST_BYTE_TIMEOUT_MS, socket)
     firstByte.unref()
     socket.once('close', () => {
@@ -113,6 +177,9 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
   })
 }
 
+/** One warning a minute at most while the process is full: a flood cannot flood the log. */
+const PRESSURE_WARNING_EVERY_MS = 60_000
+
 function closeIfSilent (socket: Socket) {
   // Timers run before the event loop reads the sockets: after the loop was held up, bytes that
   // arrived in time may still wait in the kernel. They are read before setImmediate runs.
@@ -121,43 +188,4 @@ function closeIfSilent (socket: Socket) {
 
 function destroyIfSilent (socket: Socket) {
   if (socket.bytesRead === 0) socket.destroy()
-}
-
-/**
- * At most `cap` open connections per client address (an IPv6 client per /64, an IPv4-mapped
- * IPv6 address as its IPv4 address: the failed-auth limit's key): one address cannot take every slot of MAX_CONNECTIONS. A connection over
- * the cap is destroyed at once, before a byte is read. The TCP peer is counted, so behind a
- * proxy every client shares the proxy's address (see docs/configuration.md).
- */
-function addressCap (app: FastifyInstance, cap: number): (socket: Socket) => boolean {
-  const counts = new Map<string, number>()
-  // Addresses refused since they last held no connection: one log line per flood, not one per
-  // connection, so a flood cannot flood the log.
-  const refusing = new Set<string>()
-  return (socket) => {
-    const peer = socket.remoteAddress
-    // Already gone (reset while being accepted): nothing to count.
-    if (peer === undefined) return true
-    const address = addressKey(peer)
-    const count = counts.get(address) ?? 0
-    if (count >= cap) {
-      socket.destroy()
-      if (!refusing.has(address)) {
-        refusing.add(address)
-        app.log.warn({ address, limit: cap }, 'connections refused: this address holds MAX_CONNECTIONS_PER_ADDRESS connections')
-      }
-      return false
-    }
-    counts.set(address, count + 1)
-    socket.once('close', () => {
-      const left = counts.get(address)! - 1
-      if (left > 0) {
-        counts.set(address, left)
-      } else {
-        counts.delete(address)
-        refusing.delete(address)
-      }
-    })
-    return true
-  }
 }

@@ -1,13 +1,10 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { responseBegun } from './client-connections.ts'
-import { ApiError, errorBody, errorHandler } from './errors.ts'
+import { ApiError, errorHandler } from './errors.ts'
+import { closeWhenSent, replyAndClose } from './raw-replies.ts'
 import { ERROR_REPLY_HEADERS } from './security-headers.ts'
 import type { ErrorCode } from '../contract/schemas.ts'
-
-// Not imported: an ESM import of node:http reads every export it has, and its lazy WebSocket
-// exports then load Node's whole bundled undici, which the server never uses.
-const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 /**
  * Responses that Fastify 5 sends without passing through setErrorHandler: requests the HTTP
@@ -21,8 +18,6 @@ const PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: ['payload_too_large', 'The chunk extensions of the body are larger than the limit.']
 }
 const NOT_HTTP: [ErrorCode, string] = ['invalid_request', 'The request is not valid HTTP/1.1.']
-/** The headers the onSend hooks give every JSON response (security-headers.ts), as lines of a raw one. */
-const HEADER_LINES = Object.entries(ERROR_REPLY_HEADERS).map(([name, value]) => `${name}: ${value}`)
 
 /** Written straight to the socket: there is no request object to reply through. */
 export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
@@ -44,33 +39,6 @@ export function refuseConnect (app: FastifyInstance) {
     app.log.info({ code: 'method_not_allowed', method: 'CONNECT' }, 'request rejected: CONNECT')
     replyAndClose(socket, 'method_not_allowed', 'CONNECT is not allowed: this service is not a proxy.', ['Allow: '])
   })
-}
-
-/** An Error response and the end of the connection, written as bytes. */
-function replyAndClose (socket: Socket, code: ErrorCode, message: string, extraHeaderLines: string[] = []) {
-  if (!socket.writable) return closeWhenSent(socket)
-  const body = errorBody(code, message)
-  const text = JSON.stringify(body)
-  closeWhenSent(socket, [
-    `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(text)}`,
-    ...HEADER_LINES,
-    ...extraHeaderLines,
-    'Connection: close',
-    '',
-    text
-  ].join('\r\n'))
-}
-
-/**
- * Ends the connection once what was written to it has been sent. end() alone would wait for the
- * client's FIN: an HTTP server socket allows half-open connections.
- */
-function closeWhenSent (socket: Socket, lastBytes?: string) {
-  const close = () => socket.destroy()
-  if (lastBytes === undefined) socket.end(close)
-  else socket.end(lastBytes, close)
 }
 
 /** Errors of the router (undecodable URL, overlong path parameter): a 400 like any bad path. */

@@ -5,6 +5,7 @@ import packageJson from '../../package.json' with { type: 'json' }
 import { routeTemplateOf } from '../http/route-template.ts'
 import type { Store } from '../store/types.ts'
 import type { LookupCounters, ReplyCacheCounters } from '../pets/reply-cache.ts'
+import type { ConnectionCounters } from '../http/client-connections.ts'
 import { RequestMetrics, StoreDurations } from './series-metrics.ts'
 
 /** The service's own metrics: one set per app instance, so tests can build many apps side by side. */
@@ -24,6 +25,8 @@ export interface Metrics {
   buildInfo: Gauge<'version' | 'node' | 'store'>
   /** The reply cache's lookups, by cache: a lookup adds one to a plain number. */
   replyCache: ReplyCacheCounters
+  /** What the process did when all MAX_CONNECTIONS slots were held (http/client-connections.ts). */
+  connections: ConnectionCounters
 }
 
 let processRegistry: Registry | undefined
@@ -59,8 +62,13 @@ export function createMetrics (store: Store['kind']): Metrics {
   const petsCreated = new Counter({ name: 'petstore_pets_created_total', help: 'Pets added through createPet (idempotent replays not counted).', registers })
   const authFailures = new Counter({ name: 'petstore_auth_failures_total', help: 'Requests refused with 401 for a missing or invalid API key.', registers })
   const rateLimited = new Counter({ name: 'petstore_rate_limited_total', help: 'Requests refused with 429 by a rate limit.', registers })
+  const connections = {
+    reclaimed: new Counter({ name: 'petstore_connections_reclaimed_total', help: 'Connections closed to make room for a new one while MAX_CONNECTIONS were open, by the state they were in (silent, receiving, idle).', labelNames: ['state'], registers }),
+    refused: new Counter({ name: 'petstore_connections_refused_total', help: 'Connections whose request was answered 503 because MAX_CONNECTIONS were open and each was busy.', registers })
+  }
   own.registerMetric(storeDuration.histogram)
   const metrics = {
+    connections,
     petsCreated,
     authFailures,
     rateLimited,
