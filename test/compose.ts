@@ -71,7 +71,7 @@ export function haproxyTakesOutMs (): number {
   return haproxyServerSetting('inter') * haproxyServerSetting('fall')
 }
 
-/** The most connections one client address may hold at once: `reject if { sc0_conn_cur gt N }`. */
+/** The most connections one client address may hold at once, at any load: `reject if { sc0_conn_cur gt N }`. */
 export function haproxyConnectionsPerAddress (): number {
   const cap = Number(/^\s*tcp-request connection reject if \{ sc0_conn_cur gt (\d+) \}/m.exec(haproxyCfg())?.[1])
   assert.ok(cap > 0, `no per-address connection cap in ${HAPROXY_CFG}`)

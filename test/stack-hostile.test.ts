@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { Agent, createServer, type OutgoingHttpHeaders } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { probePostgres, probeRedis } from '../scripts/service-probes.ts'
@@ -216,3 +218,60 @@ const describe = (samples: StatusSample[]) => `${samples.length} requests ${JSON
   `p50 ${ms(percentile(samples, 0.5))}, p99 ${ms(percentile(samples, 0.99))}, max ${ms(percentile(samples, 1))}`
 
 const ms = (value: number) => `${Math.round(value)} ms`
+
+/** haproxy on the shipped config in front of two instances that reply 200 `{}` to anything. */
+async function haproxyInFront (t: TestContext) {
+  const instance = async () => {
+    const server = createServer((request, response) => {
+      response.end(request.url === '/readyz' ? '{"status":"ready"}' : '{}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    t.after(() => { server.closeAllConnections(); server.close() })
+    return `127.0.0.1:${(server.address() as { port: number }).port}`
+  }
+  const haproxy = await startHaproxy([await instance(), await instance()], await freePort())
+  t.after(() => stopProcess(haproxy.child))
+  await haproxy.waitUp('petstore-1')
+  await haproxy.waitUp('petstore-2')
+  return haproxy
+}
+
+/** Opens `count` connections from the address and leaves them open, idle. */
+async function holdConnections (t: TestContext, port: number, localAddress: string, count: number): Promise<Socket[]> {
+  const sockets: Socket[] = []
+  t.after(() => { for (const socket of sockets) socket.destroy() })
+  for (let i = 0; i < count; i++) {
+    const socket = connect({ port, host: '127.0.0.1', localAddress })
+    socket.on('error', () => {})
+    sockets.push(socket)
+    if (i % 100 === 99) await once(socket, 'connect')
+  }
+  await Promise.all(sockets.map((socket) => socket.connecting ? once(socket, 'connect') : undefined))
+  return sockets
+}
+
+test('through haproxy one address\'s burst of 300 concurrent requests, each on a connection of its own, is all served', async (t) => {
+  if (unavailable(t, 'haproxy', haproxyMissing())) return
+  const haproxy = await haproxyInFront(t)
+  const agent = new Agent({ keepAlive: false, localAddress: '127.0.0.5', maxSockets: Infinity })
+  t.after(() => agent.destroy())
+  const statuses = await Promise.all(Array.from({ length: 300 }, () => send(agent, haproxy.port, 'GET', '/v1/pets', {}).then((reply) => reply.status)))
+  assert.deepEqual(statuses, Array(300).fill(200))
+})
+
+test('haproxy under pressure: with 3000 connections open, an address holding more than 64 gets 429 with Retry-After and the Error body, and one holding fewer is served', { timeout: 120_000 }, async (t) => {
+  if (unavailable(t, 'haproxy', haproxyMissing())) return
+  const haproxy = await haproxyInFront(t)
+  // Four addresses hold 750 idle connections each (each under the cap of 1000 at any load).
+  for (let i = 0; i < 4; i++) await holdConnections(t, haproxy.port, `127.0.0.${20 + i}`, 750)
+  const heavy = new Agent({ keepAlive: false, localAddress: '127.0.0.20' })
+  const light = new Agent({ keepAlive: false, localAddress: '127.0.0.30' })
+  t.after(() => { heavy.destroy(); light.destroy() })
+  const refused = await send(heavy, haproxy.port, 'GET', '/v1/pets', {})
+  assert.deepEqual({ status: refused.status, retryAfter: refused.headers['retry-after'], body: JSON.parse(refused.body) }, {
+    status: 429,
+    retryAfter: '1',
+    body: { code: 'rate_limited', message: 'The balancer is busy and this address holds many connections; retry after the time in Retry-After.', status: 429 }
+  })
+  assert.equal((await send(light, haproxy.port, 'GET', '/v1/pets', {})).status, 200)
+})
