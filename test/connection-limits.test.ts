@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { connect, createServer, type AddressInfo, type NetConnectOpts, type Socket } from 'node:net'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, test } from 'node:test'
 import { addressKey } from '../src/auth/rate-limits.ts'
 import { SILENT_AFTER_MS } from '../src/http/connection-slots.ts'
 import { buildTestApp } from './helpers.ts'
 import { captureLog } from './log-capture.ts'
 import { listenTestApp, readResponse, sleep } from './raw-http.ts'
+import { closedWithin, connectFrom, healthz, keyedList } from './connections.ts'
 import { scrape } from './scrape.ts'
 
 /**
@@ -17,30 +18,6 @@ import { scrape } from './scrape.ts'
  * busy its request is answered 503. Loopback gives distinct source addresses: floods come from
  * 127.0.0.2 on, the other client from a later address.
  */
-
-async function connectFrom (t: TestContext, port: number, localAddress: string, options: Partial<NetConnectOpts> = {}): Promise<Socket> {
-  const socket = connect({ port, host: '127.0.0.1', localAddress, ...options } as NetConnectOpts)
-  t.after(() => socket.destroy())
-  socket.on('error', () => {})
-  await once(socket, 'connect')
-  return socket
-}
-
-/** Whether the server closed the socket within the time, and what it had sent before. */
-function closedWithin (socket: Socket, ms: number): Promise<{ closed: boolean, bytes: number }> {
-  let bytes = 0
-  socket.on('data', (chunk: Buffer) => { bytes += chunk.length })
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve({ closed: false, bytes }), ms)
-    socket.once('close', () => { clearTimeout(timer); resolve({ closed: true, bytes }) })
-  })
-}
-
-async function healthz (socket: Socket): Promise<number> {
-  const response = readResponse(socket)
-  socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n')
-  return (await response).status
-}
 
 describe('connection slots over real sockets', () => {
   test('while the process has room, 500 connections from one address each get their keyed request served', async (t) => {
@@ -127,49 +104,6 @@ describe('connection slots over real sockets', () => {
     await slowClosed
   })
 
-  for (const [flooders, label] of [[16, 'from 16 addresses'], [1, 'from one address']] as const) {
-    test(`silent and slow connections ${label} holding every slot, reopened as they are closed, do not keep another address's keyed request from being served within a second`, async (t) => {
-      const { port, key } = await listenTestApp(t, {
-        env: { MAX_CONNECTIONS: '128', FIRST_BYTE_TIMEOUT_MS: '2000', HEADERS_TIMEOUT_MS: '5000', CONNECTIONS_CHECK_INTERVAL_MS: '50', LOG_LEVEL: 'silent' }
-      })
-      // Each flooding connection is opened again as soon as it is closed; half send nothing,
-      // half send their headers a few bytes at a time.
-      const flood = { on: true }
-      const tally = { opened: 0, closed: 0 }
-      const holdOne = async (localAddress: string, slow: boolean) => {
-        while (flood.on) {
-          const socket = connect({ port, host: '127.0.0.1', localAddress })
-          socket.on('error', () => {})
-          tally.opened++
-          const drip = slow ? setInterval(() => socket.write('X-A: b\r\n'), 200) : undefined
-          if (slow) socket.write('GET /v1/pets HTTP/1.1\r\nHost: test\r\n')
-          // Not events.once: it rejects on the socket's errors (EPIPE on a write after the close).
-          await new Promise((resolve) => socket.once('close', resolve))
-          clearInterval(drip)
-          tally.closed++
-        }
-      }
-      const addresses = Array.from({ length: flooders }, (_, i) => `127.0.0.${i + 2}`)
-      const floods = Array.from({ length: 160 }, (_, i) => holdOne(addresses[i % flooders]!, i % 2 === 1))
-      await sleep(500)
-
-      const waits: number[] = []
-      const statuses: number[] = []
-      for (let i = 0; i < 20; i++) {
-        const started = performance.now()
-        statuses.push(await keyedList(await connectFrom(t, port, '127.0.0.20'), key).catch(() => 0))
-        waits.push(performance.now() - started)
-        await sleep(100)
-      }
-      flood.on = false
-      await Promise.all(floods)
-      t.diagnostic(`flood: ${JSON.stringify(tally)}; slowest request of the other address: ${Math.round(Math.max(...waits))} ms`)
-      assert.ok(tally.closed > 0, 'the flood\'s connections were taken to make room')
-      assert.deepEqual(statuses, Array(20).fill(200))
-      assert.ok(Math.max(...waits) < 1000, `every request served within a second: ${waits.map(Math.round).join(', ')} ms`)
-    })
-  }
-
   test('addresses are counted as the failed-auth limit keys them: IPv4-mapped as IPv4, IPv6 per /64', () => {
     assert.deepEqual(['10.0.0.9', '::ffff:10.0.0.9', '::FFFF:10.0.0.9', '::ffff:a00:9', '2001:db8:1:2::1', '2001:DB8:1:2:ffff::9', '2001:db8:1:3::1', '::1'].map(addressKey),
       ['10.0.0.9', '10.0.0.9', '10.0.0.9', '10.0.0.9', '2001:db8:1:2::', '2001:db8:1:2::', '2001:db8:1:3::', '::'])
@@ -245,10 +179,3 @@ describe('connection slots over real sockets', () => {
     assert.equal((await response).status, 200)
   })
 })
-
-/** A keyed listing on the socket; its status. */
-async function keyedList (socket: Socket, key: string, connection: 'close' | 'keep-alive' = 'close'): Promise<number> {
-  const response = readResponse(socket, 5000)
-  socket.write(`GET /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nConnection: ${connection}\r\n\r\n`)
-  return (await response).status
-}
