@@ -103,6 +103,7 @@ test('every metric the alert rules and the dashboard name is on /metrics of a ru
     'http_request_duration_seconds_count',
     'http_requests_total',
     'nodejs_eventloop_lag_p99_seconds',
+    'petstore_connections_refused_total',
     'petstore_db_pool_waiting_calls',
     'petstore_memory_limit_bytes',
     'petstore_rate_limited_total',
@@ -146,7 +147,7 @@ test('promtool accepts the alert rules, and each rule fires in its unit test and
   const checked = runPromtool(tool, ['check', 'rules', ALERTS])
   assert.equal(checked.status, 0, checked.output)
   // 10 recording rules (the SLIs over five windows) and 16 alerts.
-  assert.match(checked.output, /SUCCESS: 26 rules found/)
+  assert.match(checked.output, /SUCCESS: 27 rules found/)
   const tested = runPromtool(tool, ['test', 'rules', ALERT_TESTS])
   assert.equal(tested.status, 0, tested.output)
   // Every alert of the rules file is exercised by a test.
