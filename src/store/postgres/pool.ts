@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { describeCause, StorageFailureError, StoreUnavailableError } from '../store-errors.ts'
-import { clientClassOf, NotPrimaryError } from './primary.ts'
+import { askTlsOfNextHost, clientClassOf, NotPrimaryError } from './primary.ts'
+import { TlsAnswers } from './tls.ts'
 import type { PostgresTarget } from './url.ts'
 
 /** Pool bounds and timeouts: DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS. */
@@ -24,11 +25,13 @@ const keepInt8Text = {
 // responded, so a connection that went silent (a network partition) cannot hang a request.
 const READ_TIMEOUT_MARGIN_MS = 1000
 
+const connectTimeoutOf = (options: PostgresOptions) => options.connectTimeoutMs ?? 2000
+
 function connectionConfig (target: PostgresTarget, options: PostgresOptions): pg.ClientConfig {
   return {
     connectionString: target.connectionString,
     // In a pool this also bounds the wait for a free connection when all are busy.
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+    connectionTimeoutMillis: connectTimeoutOf(options),
     keepAlive: true,
     options: target.schema ? `-c search_path=${target.schema}` : undefined,
     types: keepInt8Text
@@ -52,14 +55,22 @@ export function poolSizes (options: PostgresOptions): { others: number, inserts:
 // The statement that was running gets the same error, and reports it.
 function ignoreClientError (): void {}
 
+/**
+ * With sslmode=prefer, what to await before pool.connect() or a new client's connect(): the
+ * reply of the next host to whether it offers TLS, unless tls knows it (see askTlsOfNextHost).
+ */
+export function askTls (target: PostgresTarget, options: PostgresOptions, tls: TlsAnswers): Promise<void> | undefined {
+  return askTlsOfNextHost(target, tls, connectTimeoutOf(options))
+}
+
 /** A pool of at most `max` connections: every wait on it bounded in time. */
-export function createPool (target: PostgresTarget, options: PostgresOptions, max: number): pg.Pool {
+export function createPool (target: PostgresTarget, options: PostgresOptions, max: number, tls = new TlsAnswers()): pg.Pool {
   const statementTimeout = options.statementTimeoutMs ?? 5000
   const pool = new pg.Pool({
     ...connectionConfig(target, options),
-    // With target_session_attrs, each new connection is checked; with sslmode=prefer, it goes
-    // on in plain text when the server has no TLS (see clientClassOf).
-    Client: clientClassOf(target),
+    // With target_session_attrs, each new connection is checked; with sslmode=prefer, it is
+    // plain text when its host replied to askTls that it has no TLS (see clientClassOf).
+    Client: clientClassOf(target, tls),
     max,
     statement_timeout: statementTimeout,
     query_timeout: statementTimeout + READ_TIMEOUT_MARGIN_MS,
@@ -79,8 +90,8 @@ export function createPool (target: PostgresTarget, options: PostgresOptions, ma
  * A connection of its own for migrations, without the statement timeout: it may wait for
  * another instance's migration lock and run long DDL.
  */
-export function createMigrationClient (target: PostgresTarget, options: PostgresOptions): pg.Client {
-  const client = new (clientClassOf(target))(connectionConfig(target, options))
+export function createMigrationClient (target: PostgresTarget, options: PostgresOptions, tls = new TlsAnswers()): pg.Client {
+  const client = new (clientClassOf(target, tls))(connectionConfig(target, options))
   client.on('error', () => {})
   return client
 }
@@ -88,13 +99,16 @@ export function createMigrationClient (target: PostgresTarget, options: Postgres
 /**
  * A connected migration client. With several hosts, each refused or unreachable host moves the
  * selection on (see clientClassOf) and the next is tried, once each: as libpq does, at most
- * DATABASE_CONNECT_TIMEOUT_MS per host.
+ * DATABASE_CONNECT_TIMEOUT_MS per host. With sslmode=prefer, each host tried is first asked
+ * whether it offers TLS (see askTls).
  */
 export async function connectClient (target: PostgresTarget, options: PostgresOptions): Promise<pg.Client> {
   const reasons: string[] = []
+  const tls = new TlsAnswers()
   for (;;) {
-    const client = createMigrationClient(target, options)
     try {
+      await askTls(target, options, tls)
+      const client = createMigrationClient(target, options, tls)
       await client.connect()
       return client
     } catch (error) {

@@ -1,6 +1,7 @@
 import type pg from 'pg'
-import { createPool, dropsConnection, failureOf, isOutage, NoHostError, outageReason, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
+import { askTls, createPool, dropsConnection, failureOf, isOutage, NoHostError, outageReason, poolSizes, unavailable, type PostgresOptions, type PostgresTarget } from './pool.ts'
 import { NotPrimaryError } from './primary.ts'
+import { TlsAnswers } from './tls.ts'
 import { PET_INSERT_LOCK } from './writes.ts'
 import type { PoolFigures } from '../types.ts'
 
@@ -22,19 +23,27 @@ export class Connections {
   // Each statement is prepared once per connection, under a name of its own.
   readonly #statementNames = new Map<string, string>()
   readonly #poolSize: number
+  // With sslmode=prefer, whether each host offers TLS, for both pools (see askTls).
+  readonly #tls = new TlsAnswers()
 
   constructor (target: PostgresTarget, options: PostgresOptions) {
     this.target = target
     this.#options = options
     const sizes = poolSizes(options)
     this.#poolSize = sizes?.others ?? 1
-    this.pool = createPool(target, options, this.#poolSize)
-    this.insertPool = sizes ? createPool(target, options, sizes.inserts) : this.pool
+    this.pool = createPool(target, options, this.#poolSize, this.#tls)
+    this.insertPool = sizes ? createPool(target, options, sizes.inserts, this.#tls) : this.pool
+  }
+
+  /** pool.connect(), after the next host's reply about TLS when it is not known (sslmode=prefer). */
+  #connectAfterTls (pool: pg.Pool): Promise<pg.PoolClient> {
+    const asking = askTls(this.target, this.#options, this.#tls)
+    return asking ? asking.then(() => pool.connect()) : pool.connect()
   }
 
   async #connect (pool: pg.Pool): Promise<pg.PoolClient> {
     try {
-      return await pool.connect()
+      return await this.#connectAfterTls(pool)
     } catch (error) {
       if (this.target.hosts.length > 1) return await this.#connectToNextHosts(pool, error)
       throw unavailable(this.target, this.#options, error)
@@ -51,7 +60,7 @@ export class Connections {
     let last = first
     while (isOutage(last) && !waitedForFreeConnection(last) && reasons.length < this.target.hosts.length) {
       try {
-        return await pool.connect()
+        return await this.#connectAfterTls(pool)
       } catch (error) {
         reasons.push(outageReason(error, this.#options))
         last = error

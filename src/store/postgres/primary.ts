@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { TlsIfOfferedClient } from './tls.ts'
+import { TlsAnswers, tlsIfOfferedClass } from './tls.ts'
 import type { PostgresTarget, SessionAttrs } from './url.ts'
 
 /**
@@ -53,15 +53,15 @@ type ConnectCallback = ((err: Error) => void) | ((err: null, client: pg.Client) 
 
 /**
  * The client class for a target. Without target_session_attrs, pg.Client itself (with
- * sslmode=prefer, TlsIfOfferedClient): one host, nothing checked, nothing added. With it, a
+ * sslmode=prefer, a TlsIfOfferedClient on the replies of tls): one host, nothing checked, nothing added. With it, a
  * client of that class whose connect() goes to the host the selector names, asks it libpq's
  * question, and keeps the connection only when the host passes; otherwise (or when it cannot connect) the selector moves on and connect() fails, so
  * the caller's next attempt tries the next host. A pg.Client connects once, so trying the
  * hosts in turn is the caller's loop (Connections, connectClient), over at most hosts.length
  * attempts: the check happens once per connection, never per statement.
  */
-export function clientClassOf (target: PostgresTarget): typeof pg.Client {
-  const Base = target.tlsOptional ? TlsIfOfferedClient : pg.Client
+export function clientClassOf (target: PostgresTarget, tls = new TlsAnswers()): typeof pg.Client {
+  const Base = target.tlsOptional ? tlsIfOfferedClass(tls) : pg.Client
   const attrs = target.sessionAttrs
   if (attrs === undefined) return Base
   const check = CHECKS[attrs]
@@ -101,4 +101,23 @@ export function clientClassOf (target: PostgresTarget): typeof pg.Client {
       }
     }
   }
+}
+
+/**
+ * With sslmode=prefer, asks the host the next connection goes to whether it offers TLS, unless
+ * tls knows already (undefined then): that connection is made after the reply, with TLS or
+ * without. A host that cannot be asked fails as a connection to it would, and the selection
+ * moves on to the next host.
+ */
+export function askTlsOfNextHost (target: PostgresTarget, tls: TlsAnswers, timeoutMs: number): Promise<void> | undefined {
+  if (!target.tlsOptional) return undefined
+  const selector = target.sessionAttrs === undefined ? undefined : selectorOf(target)
+  const index = selector?.current ?? 0
+  const asking = tls.ask(target.hosts[index]!.connectionString, timeoutMs)
+  return selector && asking
+    ? asking.catch((error: unknown) => {
+      selector.leave(index)
+      throw error
+    })
+    : asking
 }
