@@ -39,7 +39,8 @@ describe('connection slots over real sockets', () => {
     const newcomers = await Promise.all(Array.from({ length: 20 }, () => connectFrom(t, port, '127.0.0.10')))
     const newcomersClosed = newcomers.map((socket) => closedWithin(socket, 2000))
     // Kept alive, each newcomer holds its slot: each took one, from the heaviest address, which
-    // is the ninth itself once it holds more than the others (its own idle ones, then).
+    // is the ninth itself once it holds more than the others, its idle connections already
+    // served then.
     assert.deepEqual(await Promise.all(newcomers.map((socket) => keyedList(socket, key, 'keep-alive'))), Array(20).fill(200))
     const idleClosed = (await Promise.all(fates)).filter((fate) => fate.closed)
     assert.deepEqual(idleClosed, Array(idleClosed.length).fill({ closed: true, bytes: 0 }), 'the idle connections were closed with nothing sent on them')
@@ -50,6 +51,8 @@ describe('connection slots over real sockets', () => {
   test('with every slot busy, a new connection\'s request is answered 503 with Retry-After, the Error body and Connection: close; once a slot frees, it is served', async (t) => {
     const log = captureLog()
     const { app, port, key } = await listenTestApp(t, { env: { MAX_CONNECTIONS: '4', LOG_LEVEL: 'info' }, logStream: log.stream })
+    const received = { requests: 0 }
+    app.server.on('request', () => { received.requests++ })
     // Creates whose bodies are still on their way: busy, never taken.
     const busy: Socket[] = []
     for (let i = 0; i < 4; i++) {
@@ -57,7 +60,7 @@ describe('connection slots over real sockets', () => {
       socket.write(`POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name"`)
       busy.push(socket)
     }
-    await sleep(100)
+    while (received.requests < 4) await sleep(10)
     const refused = await connectFrom(t, port, '127.0.0.9')
     const reply = readResponse(refused)
     refused.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n')
@@ -84,6 +87,17 @@ describe('connection slots over real sockets', () => {
     for (const socket of busy) socket.destroy()
   })
 
+  test('a connection whose last reply Fastify sent without its hooks (a URL it cannot route) is idle: taken to make room, nothing more is sent on it', async (t) => {
+    const { port, key } = await listenTestApp(t, { env: { MAX_CONNECTIONS: '1' } })
+    const first = await connectFrom(t, port, '127.0.0.2')
+    const reply = readResponse(first)
+    first.write(`GET /v1/pets/%zz HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+    assert.equal((await reply).status, 400)
+    const fate = closedWithin(first, 2000)
+    assert.equal(await keyedList(await connectFrom(t, port, '127.0.0.3'), key), 200)
+    assert.deepEqual(await fate, { closed: true, bytes: 0 })
+  })
+
   test('a connection taken while its first headers arrive hears 503 with Retry-After and the Error body', async (t) => {
     const { port, key } = await listenTestApp(t, { env: { MAX_CONNECTIONS: '2' } })
     const slow = await connectFrom(t, port, '127.0.0.2')
@@ -91,7 +105,7 @@ describe('connection slots over real sockets', () => {
     const slowClosed = once(slow, 'close')
     slow.write('GET /v1/pets HTTP/1.1\r\nHo')
     await connectFrom(t, port, '127.0.0.2').then((socket) => keyedList(socket, key, 'keep-alive'))
-    await sleep(50)
+    await sleep(200)
     // The idle keep-alive connection is the same address's: the receiving one goes first.
     assert.equal(await keyedList(await connectFrom(t, port, '127.0.0.3'), key), 200)
     const { status, headers, body } = await slowReply

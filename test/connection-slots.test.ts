@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { describe, test } from 'node:test'
-import { ConnectionSlots, type ConnectionState } from '../src/http/connection-slots.ts'
+import { ConnectionSlots, SEARCH_AGAIN_AFTER_MS, type ConnectionState } from '../src/http/connection-slots.ts'
 
 /** A connection as the slots see it: an address, a state, and a close that the slots' caller performs. */
 class FakeSocket extends EventEmitter {
@@ -118,6 +118,17 @@ describe('connection slots', () => {
     open('a2', 'A', 'idle')
     open('b1', 'B', 'idle')
     assert.equal(open('a3', 'A').admitted, true)
+    assert.deepEqual(closed, ['a1 (idle)'])
+  })
+
+  test('after a search that found nothing to take, newcomers are refused without a search for SEARCH_AGAIN_AFTER_MS', () => {
+    const { closed, open, later } = slotsFor(1, 32)
+    const { socket } = open('a1', 'A')
+    assert.equal(open('n1', 'N').admitted, false)
+    socket.state = 'idle'
+    assert.equal(open('n2', 'N').admitted, false, 'within the pause: no search')
+    later(SEARCH_AGAIN_AFTER_MS)
+    assert.equal(open('n3', 'N').admitted, true)
     assert.deepEqual(closed, ['a1 (idle)'])
   })
 

@@ -145,7 +145,7 @@ test('an sslmode the service cannot honour stops the CLI and the server with one
   const refusals: Array<[string, string]> = [
     ['allow', 'DATABASE_URL sslmode=allow is not supported: write sslmode=prefer (TLS when the server offers it) or sslmode=disable'],
     ['verify-ca', 'DATABASE_URL sslmode=verify-ca needs sslrootcert=FILE, the certificate of the CA that signed the server\'s'],
-    ['Require', 'DATABASE_URL sslmode must be disable, prefer, require, verify-ca or verify-full, got "Require"']
+    ['Require', 'DATABASE_URL sslmode must be disable, prefer, require, verify-ca, verify-full or no-verify, got "Require"']
   ]
   for (const [sslmode, refusal] of refusals) {
     assert.deepEqual(await runCli(['migrate'], { DATABASE_URL: `postgres://app:s3cret@127.0.0.1:9/petstore?sslmode=${sslmode}` }), {

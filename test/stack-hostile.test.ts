@@ -262,8 +262,9 @@ test('through haproxy one address\'s burst of 300 concurrent requests, each on a
 test('haproxy under pressure: with 3000 connections open, an address holding more than 64 gets 429 with Retry-After and the Error body, and one holding fewer is served', { timeout: 120_000 }, async (t) => {
   if (unavailable(t, 'haproxy', haproxyMissing())) return
   const haproxy = await haproxyInFront(t)
-  // Four addresses hold 750 idle connections each (each under the cap of 1000 at any load).
-  for (let i = 0; i < 4; i++) await holdConnections(t, haproxy.port, `127.0.0.${20 + i}`, 750)
+  // Four addresses hold 800 idle connections each (each under the cap of 1000 at any load):
+  // 3200, with room above the 3000 at which the per-address limit applies.
+  for (let i = 0; i < 4; i++) await holdConnections(t, haproxy.port, `127.0.0.${20 + i}`, 800)
   const heavy = new Agent({ keepAlive: false, localAddress: '127.0.0.20' })
   const light = new Agent({ keepAlive: false, localAddress: '127.0.0.30' })
   t.after(() => { heavy.destroy(); light.destroy() })

@@ -129,14 +129,22 @@ test('a createPet whose response was lost is retried and still creates exactly o
 })
 
 test('a server whose every connection is busy answers 503 with Retry-After; reads and creates are retried and land once a connection frees', async (t) => {
-  const server = await startServer(t, { MAX_CONNECTIONS: '1' })
-  // A create whose body is still on its way holds the one connection, busy, for 500 ms.
-  const busy = connect({ port: Number(new URL(server.origin).port), host: '127.0.0.1' })
-  busy.on('error', () => {})
-  await once(busy, 'connect')
-  busy.write(`POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
-  setTimeout(() => busy.destroy(), 500)
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  const server = await startServer(t, { MAX_CONNECTIONS: '2' })
+  // Creates whose bodies are still on their way hold both connections, busy, for 500 ms.
+  const received = { requests: 0 }
+  server.app.server.on('request', () => { received.requests++ })
+  const busy = await Promise.all([0, 1].map(async () => {
+    const socket = connect({ port: Number(new URL(server.origin).port), host: '127.0.0.1' })
+    socket.on('error', () => {})
+    await once(socket, 'connect')
+    socket.write(`POST /v1/pets HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
+    return socket
+  }))
+  while (received.requests < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+  setTimeout(() => { for (const socket of busy) socket.destroy() }, 500)
+  // Past twice MAX_CONNECTIONS Node would close a connection unheard: none may be.
+  let dropped = 0
+  server.app.server.on('drop', () => { dropped++ })
   const client = createPetstoreClient({ baseUrl: server.baseUrl, apiKey: server.key })
   // Both sent while the connection is busy; the listing asks for what the create does not make.
   const [pet, listed] = await Promise.all([client.pets.create({ name: 'Queued', categoryId: 5 }), client.pets.list({ status: 'sold' })])
@@ -144,4 +152,5 @@ test('a server whose every connection is busy answers 503 with Retry-After; read
   assert.deepEqual(await petsNamed(server.baseUrl, server.key, 'Queued'), [pet])
   const refused = /^petstore_connections_refused_total (\d+)$/m.exec(await server.app.metrics.registry.getSingleMetricAsString('petstore_connections_refused_total'))
   assert.ok(Number(refused?.[1]) >= 2, `both calls were first refused: ${refused?.[0]}`)
+  assert.equal(dropped, 0)
 })

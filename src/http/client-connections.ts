@@ -1,6 +1,6 @@
-import type { ServerOptions, ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyInstance, FastifyServerOptions, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Counter } from 'prom-client'
 import { addressKey } from '../auth/rate-limits.ts'
 import type { Config } from '../config.ts'
@@ -58,37 +58,14 @@ export function responseBegun (socket: Socket): boolean {
   return response !== undefined && !response.writableFinished && (response.headersSent || response.socket !== socket)
 }
 
-/** Connections accepted while every slot was busy: the request each sends is answered 503. */
-const refused = new WeakSet<Socket>()
-
-const NO_ROOM = 'The server holds all the connections it serves (MAX_CONNECTIONS) and each is busy; retry after the time in Retry-After.'
-const NO_ROOM_HEADERS = { 'retry-after': '1', connection: 'close' }
-
 /**
- * Records each request's response as the one in progress on its connection, in an onRequest
- * hook registered ahead of the others (limitConnections), before a later hook or the handler
- * can reply. Node's server keeps the same fact in a private field of the socket. A request
- * pipelined behind a response that closed the connection (a refused body's, see
- * lingering-close.ts) is still parsed from what arrives, but its response could never be sent:
- * it is dropped before it does anything, such as create a pet its client never hears of.
- * Hijacked, it runs no further hook. A request on a connection that found no room is answered
- * 503 before any other hook runs.
+ * Records each response as the one in progress on its connection, as soon as its request is
+ * parsed: before Fastify's own listener runs, so that replies Fastify sends without running
+ * hooks (a URL it cannot route) are recorded too. Node's server keeps the same fact in a private
+ * field of the socket.
  */
-const recordResponse: onRequestHookHandler = (request, reply, done) => {
-  const socket = request.raw.socket
-  if (socket.writableEnded || socket.destroyed) {
-    reply.hijack()
-    socket.destroy()
-    return
-  }
-  responses.set(socket, reply.raw)
-  if (refused.has(socket)) {
-    // Before requestLogging's hook would add it: the 503 names its request id like any other.
-    reply.header('x-request-id', request.id)
-    done(new ApiError('unavailable', NO_ROOM, { headers: NO_ROOM_HEADERS }))
-  } else {
-    done()
-  }
+function recordResponse (request: IncomingMessage, response: ServerResponse) {
+  responses.set(request.socket, response)
 }
 
 /** Where a connection stands, for the choice of which one makes room (connection-slots.ts). */
@@ -99,11 +76,21 @@ function stateOf (socket: Socket): ConnectionState {
   return response.writableFinished ? 'idle' : 'busy'
 }
 
-/** Ends a connection taken away to make room: a client that has begun a request hears why. */
-function closeForRoom (socket: Socket, state: Exclude<ConnectionState, 'busy'>) {
-  if (state === 'receiving') replyAndClose(socket, 'unavailable', 'The server needed this connection for another client; retry the request.', ['Retry-After: 1'])
-  else socket.destroy()
+/**
+ * Ends a connection taken away to make room, once the bytes that reached the kernel by now have
+ * been read (they are read before setImmediate runs): a request that had arrived makes it busy,
+ * and it is left alone. A client that has begun a request hears why.
+ */
+function closeForRoom (socket: Socket) {
+  setImmediate(() => {
+    const state = stateOf(socket)
+    if (state === 'receiving') replyAndClose(socket, 'unavailable', 'The server needed this connection for another client; retry the request.', ['Retry-After: 1'])
+    else if (state !== 'busy') socket.destroy()
+  })
 }
+
+const NO_ROOM = 'The server holds all the connections it serves (MAX_CONNECTIONS) and each is busy; retry after the time in Retry-After.'
+const NO_ROOM_HEADERS = { 'retry-after': '1', connection: 'close' }
 
 /** Counters of what the process did when it was full. */
 export interface ConnectionCounters {
@@ -134,7 +121,7 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
   server.on('timeout', (socket: Socket) => {
     if (!responseInProgress(socket)) socket.destroy()
   })
-  app.addHook('onRequest', recordResponse)
+  server.prependListener('request', recordResponse)
   const open = new Set<Socket>()
   let warnedAt = -Infinity
   const underPressure = (event: string) => {
@@ -151,15 +138,34 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
     close (socket, state) {
       counters.reclaimed.inc({ state })
       underPressure('closing connections that are not busy to make room, the heaviest address\'s first')
-      closeForRoom(socket, state)
+      closeForRoom(socket)
     }
   })
-  server.on('connection', (socket: Socket) => {
-    if (!slots.admit(socket)) {
-      refused.add(socket)
-      counters.refused.inc()
-      underPressure('every connection is busy: new ones are answered 503')
+  // Connections accepted while every slot was busy: each holds no slot until its request comes,
+  // which is then served if a slot can be had by now, else answered 503.
+  const refused = new WeakSet<Socket>()
+  // Ahead of every other onRequest hook. A request pipelined behind a response that closed the
+  // connection (a refused body's, see lingering-close.ts) is still parsed from what arrives, but
+  // its response could never be sent: it is dropped before it does anything, such as create a
+  // pet its client never hears of. Hijacked, it runs no further hook.
+  app.addHook('onRequest', (request, reply, done) => {
+    const socket = request.raw.socket
+    if (socket.writableEnded || socket.destroyed) {
+      reply.hijack()
+      socket.destroy()
+      return
     }
+    if (!refused.has(socket)) return done()
+    refused.delete(socket)
+    if (slots.admit(socket)) return done()
+    counters.refused.inc()
+    underPressure('every connection is busy: new ones are answered 503')
+    // Before requestLogging's hook would add it: the 503 names its request id like any other.
+    reply.header('x-request-id', request.id)
+    done(new ApiError('unavailable', NO_ROOM, { headers: NO_ROOM_HEADERS }))
+  })
+  server.on('connection', (socket: Socket) => {
+    if (!slots.admit(socket)) refused.add(socket)
     open.add(socket)
     // Silent connections are the cheapest way to hold slots: one timer per connection, none
     // per request. Once a byte is in, the header and request timeouts govern.

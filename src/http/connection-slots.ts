@@ -35,6 +35,13 @@ export interface SlotOptions<S extends SlotSocket> {
 export const SILENT_AFTER_MS = 1000
 
 /**
+ * After a search for a connection to take found none, new connections are refused without
+ * searching again for this long: while every connection is busy, a flood of new ones would
+ * otherwise cost a scan of every connection each.
+ */
+export const SEARCH_AGAIN_AFTER_MS = 10
+
+/**
  * Who holds the process's MAX_CONNECTIONS slots. While there is room every connection gets one,
  * whatever its address holds: a client's burst of hundreds of connections, or an office behind
  * one address, is served as long as the process has room. Only when the process is full does a
@@ -62,6 +69,7 @@ export class ConnectionSlots<S extends SlotSocket> {
   /** Each address's connections, with when each came (performance.now()), oldest first. */
   readonly #byAddress = new Map<string, Map<S, number>>()
   #held = 0
+  #searchAgainAt = -Infinity
 
   constructor (options: SlotOptions<S>) {
     this.#options = options
@@ -74,14 +82,21 @@ export class ConnectionSlots<S extends SlotSocket> {
 
   /**
    * Gives the connection a slot, taking one from another connection when the process is full.
-   * False when none could be taken: the connection holds no slot and should be refused.
+   * False when none could be taken: the connection holds no slot and should be refused. A
+   * connection refused at first may ask again (its request came, and a slot may have freed).
    */
   admit (socket: S, now = performance.now()): boolean {
     const peer = socket.remoteAddress
     // Already gone (reset while being accepted): there is nothing to serve.
     if (peer === undefined) return true
     const address = this.#options.addressOf(peer)
-    if (this.#held >= this.#options.capacity && !this.#makeRoomFor(address, now)) return false
+    if (this.#held >= this.#options.capacity) {
+      if (now < this.#searchAgainAt) return false
+      if (!this.#makeRoomFor(address, now)) {
+        this.#searchAgainAt = now + SEARCH_AGAIN_AFTER_MS
+        return false
+      }
+    }
     let held = this.#byAddress.get(address)
     if (held === undefined) this.#byAddress.set(address, held = new Map())
     held.set(socket, now)

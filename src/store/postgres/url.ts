@@ -81,7 +81,7 @@ export function parsePostgresUrl (url: string): PostgresTarget {
     throw new StoreUrlError('DATABASE_URL sslmode=allow is not supported: write sslmode=prefer (TLS when the server offers it) or sslmode=disable')
   }
   if (sslmode !== undefined && !SSL_MODES.has(sslmode)) {
-    throw new StoreUrlError(`DATABASE_URL sslmode must be disable, prefer, require, verify-ca or verify-full, got ${JSON.stringify(sslmode)}`)
+    throw new StoreUrlError(`DATABASE_URL sslmode must be disable, prefer, require, verify-ca, verify-full or no-verify, got ${JSON.stringify(sslmode)}`)
   }
   if (sslmode === 'verify-ca' && !first.searchParams.get('sslrootcert')) {
     throw new StoreUrlError('DATABASE_URL sslmode=verify-ca needs sslrootcert=FILE, the certificate of the CA that signed the server\'s')
