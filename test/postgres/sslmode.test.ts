@@ -148,3 +148,53 @@ test('each sslmode against a server without TLS and with it: prefer uses TLS whe
     'verify-full, the system CAs': both(`PostgreSQL at localhost:${node.port}/postgres is unavailable: ${untrusted}`)
   }, 'the server with TLS')
 })
+
+test('sslmode=prefer on one pool follows its server\'s TLS setting: turned off, the first new connection fails once and the next ones are plain text; turned on, TLS comes back once a connection to the host breaks', { skip, timeout: 120_000 }, async (t) => {
+  if (clustersMissing !== undefined) assert.fail(`cannot start PostgreSQL servers of the test's own: ${clustersMissing}`)
+  const { cert, key } = certificates(t)
+  const node = await startPrimary(t)
+  await setTls(node, { ssl_cert_file: cert, ssl_key_file: key, ssl: 'on' })
+  // One pool of one connection, for the whole test: what it learnt of the host is kept between steps.
+  const connections = new Connections(parsePostgresUrl(`${node.url}?sslmode=prefer`), { ...OPTIONS, poolMax: 1 })
+  t.after(() => connections.close())
+  const sessions = async (count: number): Promise<string[]> => {
+    const found: string[] = []
+    for (let i = 0; i < count; i++) {
+      found.push(await connections.query<{ ssl: boolean }>(SSL_OF_SESSION).then(({ rows }) => rows[0]?.ssl ? 'TLS' : 'plain text', (error: Error) => error.message))
+    }
+    return found
+  }
+  const poolOf = () => connections.pools().map(({ total, idle }) => ({ total, idle }))
+  // The pool's connection closed without an error, as its idle timeout closes it: the next query opens a new one.
+  const closeIdle = async () => {
+    assert.deepEqual(poolOf(), [{ total: 1, idle: 1 }])
+    const client = await connections.pool.connect()
+    client.release(true)
+    assert.deepEqual(poolOf(), [{ total: 0, idle: 0 }])
+  }
+
+  assert.deepEqual(await sessions(2), ['TLS', 'TLS'], 'the server with TLS')
+
+  await setTls(node, { ssl: 'off' })
+  // A reload leaves the sessions it has as they are.
+  assert.deepEqual(await sessions(1), ['TLS'], 'the session opened before ssl was turned off')
+  await closeIdle()
+  assert.deepEqual(await sessions(3), [
+    `PostgreSQL at 127.0.0.1:${node.port}/postgres is unavailable: The server does not support SSL connections`,
+    'plain text',
+    'plain text'
+  ], 'new connections after ssl was turned off: the failed one has the host asked again')
+
+  await setTls(node, { ssl: 'on' })
+  await closeIdle()
+  assert.deepEqual(await sessions(2), ['plain text', 'plain text'], 'new connections after ssl was turned on: no connection failed, so the host\'s reply is kept')
+  // The pool's connection breaks while idle (as when the server restarts): the host is asked again.
+  const [terminated] = await queryNode<{ count: number }>(node, "SELECT count(pg_terminate_backend(pid))::int AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+  assert.deepEqual(terminated, { count: 1 })
+  const deadline = Date.now() + 10_000
+  while (poolOf()[0]!.total !== 0) {
+    if (Date.now() > deadline) assert.fail(`the pool kept its connection after the server ended it: ${JSON.stringify(poolOf())}`)
+    await sleep(20)
+  }
+  assert.deepEqual(await sessions(2), ['TLS', 'TLS'], 'after the pool\'s connection broke, with ssl on')
+})
