@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { Agent, createServer, type OutgoingHttpHeaders } from 'node:http'
+import { Agent, createServer, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -139,19 +139,7 @@ test('through haproxy a client-chosen X-Forwarded-For changes nothing counted: g
 test('haproxy hands an instance only the address it saw in X-Forwarded-For, never what the client wrote there', async (t) => {
   if (unavailable(t, 'haproxy', haproxyMissing())) return
   // Two ready instances that reply with the X-Forwarded-For lines they got.
-  const echo = async () => {
-    const server = createServer((request, response) => {
-      if (request.url === '/readyz') return response.end('{"status":"ready"}')
-      response.end(JSON.stringify(request.headersDistinct['x-forwarded-for'] ?? []))
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    t.after(() => { server.closeAllConnections(); server.close() })
-    return `127.0.0.1:${(server.address() as { port: number }).port}`
-  }
-  const haproxy = await startHaproxy([await echo(), await echo()], await freePort())
-  t.after(() => stopProcess(haproxy.child))
-  await haproxy.waitUp('petstore-1')
-  await haproxy.waitUp('petstore-2')
+  const haproxy = await haproxyInFront(t, (request) => JSON.stringify(request.headersDistinct['x-forwarded-for'] ?? []))
   const agent = new Agent({ keepAlive: true, localAddress: '127.0.0.4' })
   t.after(() => agent.destroy())
   const seen = async (headers: OutgoingHttpHeaders) => JSON.parse((await send(agent, haproxy.port, 'GET', '/v1/pets', headers)).body) as string[]
@@ -167,20 +155,10 @@ test('haproxy refuses /readyz and /healthz from outside with 404 and the Error b
   if (unavailable(t, 'haproxy', haproxyMissing())) return
   // Two ready instances that note every request they get, and whether it came through the frontend.
   const seen: Array<{ url: string, forwarded: boolean }> = []
-  const instance = async () => {
-    const server = createServer((request, response) => {
-      seen.push({ url: request.url ?? '', forwarded: request.headers['x-forwarded-for'] !== undefined })
-      response.setHeader('content-type', 'application/json')
-      response.end(request.url === '/readyz' ? '{"status":"ready"}' : '{"served":true}')
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    t.after(() => { server.closeAllConnections(); server.close() })
-    return `127.0.0.1:${(server.address() as { port: number }).port}`
-  }
-  const haproxy = await startHaproxy([await instance(), await instance()], await freePort())
-  t.after(() => stopProcess(haproxy.child))
-  await haproxy.waitUp('petstore-1')
-  await haproxy.waitUp('petstore-2')
+  const haproxy = await haproxyInFront(t, (request) => {
+    seen.push({ url: request.url ?? '', forwarded: request.headers['x-forwarded-for'] !== undefined })
+    return '{"served":true}'
+  })
   const agent = new Agent({ keepAlive: true })
   t.after(() => agent.destroy())
 
@@ -219,11 +197,16 @@ const describe = (samples: StatusSample[]) => `${samples.length} requests ${JSON
 
 const ms = (value: number) => `${Math.round(value)} ms`
 
-/** haproxy on the shipped config in front of two instances that reply 200 `{}` to anything. */
-async function haproxyInFront (t: TestContext) {
+/**
+ * haproxy on the shipped config in front of two ready instances, each replying to everything
+ * but /readyz with what `reply` makes of the request (it sees /readyz too).
+ */
+async function haproxyInFront (t: TestContext, reply: (request: IncomingMessage) => string = () => '{}') {
   const instance = async () => {
     const server = createServer((request, response) => {
-      response.end(request.url === '/readyz' ? '{"status":"ready"}' : '{}')
+      const body = reply(request)
+      response.setHeader('content-type', 'application/json')
+      response.end(request.url === '/readyz' ? '{"status":"ready"}' : body)
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     t.after(() => { server.closeAllConnections(); server.close() })
