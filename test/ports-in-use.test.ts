@@ -54,27 +54,19 @@ const beforeListening = (keyFile: string) => [
   `log: created the first API key and wrote it to ${keyFile} (mode 0600); it is shown nowhere else`
 ]
 
-test('PORT in use at start: the last line names PORT and how to change it, nothing says listening, exit 1', async (t) => {
-  const port = await takenPort(t)
-  const run = await startOnce(t, ['src/server.ts'], { PORT: String(port), METRICS_PORT: '0' })
-  assert.deepEqual(run, {
-    code: 1,
-    signal: null,
-    keyFile: run.keyFile,
-    lines: [...beforeListening(run.keyFile), `petstore: cannot start: PORT ${port} is in use on 127.0.0.1: set PORT to a free port, 0 picks one`]
+for (const setting of ['PORT', 'METRICS_PORT'] as const) {
+  test(`${setting} in use at start: the last line names ${setting} and how to change it, nothing says listening, exit 1`, async (t) => {
+    const port = await takenPort(t)
+    const ports = setting === 'PORT' ? { PORT: String(port), METRICS_PORT: '0' } : { PORT: '0', METRICS_PORT: String(port) }
+    const run = await startOnce(t, ['src/server.ts'], ports)
+    assert.deepEqual(run, {
+      code: 1,
+      signal: null,
+      keyFile: run.keyFile,
+      lines: [...beforeListening(run.keyFile), `petstore: cannot start: ${setting} ${port} is in use on 127.0.0.1: set ${setting} to a free port, 0 picks one`]
+    })
   })
-})
-
-test('METRICS_PORT in use at start: the last line names METRICS_PORT and how to change it, nothing says listening, exit 1', async (t) => {
-  const port = await takenPort(t)
-  const run = await startOnce(t, ['src/server.ts'], { PORT: '0', METRICS_PORT: String(port) })
-  assert.deepEqual(run, {
-    code: 1,
-    signal: null,
-    keyFile: run.keyFile,
-    lines: [...beforeListening(run.keyFile), `petstore: cannot start: METRICS_PORT ${port} is in use on 127.0.0.1: set METRICS_PORT to a free port, 0 picks one`]
-  })
-})
+}
 
 test('petstore serve with METRICS_PORT in use stops with the same last line, exit 1', async (t) => {
   const port = await takenPort(t)
