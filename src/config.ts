@@ -62,7 +62,7 @@ const INTEGER_NAMES = new Set(Object.entries(ConfigSchema.properties).flatMap(([
 // One ajv for the process, so the schema is compiled once (env-schema's default builds a new one
 // per call). Its options are env-schema's: defaults, coercion of digits, unknown variables dropped.
 // validateSchema off: checking a schema against the meta-schema compiles that meta-schema first;
-// the schema is fixed and test/schemas.test.ts checks it.
+// the schema is fixed and test/contract/schemas.test.ts checks it.
 const ajv = addFormatsModule.default(new Ajv({ useDefaults: true, coerceTypes: true, removeAdditional: true, validateSchema: false }))
 
 /**

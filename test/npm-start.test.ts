@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { tempDir } from './processes.ts'
+import { tempDir } from './helpers/processes.ts'
 
 /**
  * A process manager stops `npm start` by signalling npm. npm passes SIGTERM and SIGINT on to

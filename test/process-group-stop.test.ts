@@ -6,10 +6,10 @@ import { join } from 'node:path'
 import { after, before, describe, test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { REPEAT_SIGNAL_WINDOW_MS } from '../src/server.ts'
-import { errorCode } from './load.ts'
-import { alive, logLinesOf, startNpm, type NpmStart } from './npm-process.ts'
-import { runCli } from './processes.ts'
-import { send } from './server-process.ts'
+import { errorCode } from './helpers/load.ts'
+import { alive, logLinesOf, startNpm, type NpmStart } from './helpers/npm-process.ts'
+import { runCli } from './helpers/processes.ts'
+import { send } from './helpers/server-process.ts'
 
 /**
  * SIGTERM to `npm start`'s whole process group (`kill -- -PGID`, systemd's

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { loadMigrations } from '../src/store/migrations.ts'
-import { logLines, runCli, runToExit, startServer, stopProcess, tempDir, type ServerProcess } from './processes.ts'
+import { logLines, runCli, runToExit, startServer, stopProcess, tempDir, type ServerProcess } from './helpers/processes.ts'
 
 describe('the server process, end to end over real HTTP', () => {
   test('listens on port 0, writes the first key to its file only, and a second start makes no other key', async (t) => {

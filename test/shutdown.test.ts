@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createTestStore, issueKey } from './helpers.ts'
-import { shutdownRounds } from './shutdown-rounds.ts'
+import { createTestStore, issueKey } from './helpers/app.ts'
+import { shutdownRounds } from './helpers/shutdown-rounds.ts'
 
 test('SIGTERM under load: readiness turns false, no accepted request fails or is reset, exit 0 within the drain, nothing acknowledged is lost (2 rounds)', { timeout: 120_000 }, async (t) => {
   const { url, store, cleanup } = await createTestStore()

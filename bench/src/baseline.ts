@@ -2,7 +2,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { decodeCursor } from '../../src/contract/int64.ts'
 import type { Static } from 'typebox'
 import { ListPetsQuerySchema, PetIdParamsSchema, sharedSchemas, type PetStatus } from '../../src/contract/schemas.ts'
-import { seededPet } from '../../test/bulk-seed.ts'
+import { seededPet } from '../../test/helpers/bulk-seed.ts'
 import { headersByStatus, type ResponseHeaders } from './response-headers.ts'
 
 /**

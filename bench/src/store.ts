@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { generateApiKey } from '../../src/auth/api-key.ts'
 import { openStore } from '../../src/store/index.ts'
-import { bulkSeedPets } from '../../test/bulk-seed.ts'
+import { bulkSeedPets } from '../../test/helpers/bulk-seed.ts'
 
 /** A migrated, seeded store with one API key, and how to remove it. */
 export interface Prepared { databaseUrl: string, key: string, cleanup(): Promise<void> }

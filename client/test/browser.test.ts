@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import { launchChromium } from '../../test/chromium.ts'
+import { launchChromium } from '../../test/helpers/chromium.ts'
 import { startServer } from './servers.ts'
 
 const DIST = new URL('../dist/', import.meta.url)

@@ -3,7 +3,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { createPetstoreClient, PetstoreError, type Pet } from '../src/index.ts'
 import { startServer, startStub } from './servers.ts'
-import { scrape } from '../../test/scrape.ts'
+import { scrape } from '../../test/helpers/scrape.ts'
 
 const INT64_MAX = 9223372036854775807n
 

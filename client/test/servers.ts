@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { sqlitePath } from '../../src/store/sqlite/sqlite-store.ts'
 import type { Store } from '../../src/store/types.ts'
-import { createTestStore, issueKey, testConfig } from '../../test/helpers.ts'
+import { createTestStore, issueKey, testConfig } from '../../test/helpers/app.ts'
 
 export interface RunningServer { app: FastifyInstance, store: Store, origin: string, baseUrl: string, key: string, databasePath: string }
 

@@ -59,7 +59,7 @@ export const LOCAL_CACHE_ENTRIES = 10_000
 /**
  * A limit's store: in Redis under REDIS_KEY_PREFIX + "rate-limit:" + `kind` + ":", or in memory.
  * The only place that takes them by path (the package has no exports map, and
- * rate-limit-stores.d.ts types them): test/rate-limit-stores.test.ts and its Redis twin hold
+ * rate-limit-stores.d.ts types them): test/auth/rate-limit-stores.test.ts and its Redis twin hold
  * what is relied on here, so that an upgrade that changes it fails there.
  */
 export function limitStore (kind: string, { redis, redisKeyPrefix }: { redis?: Redis, redisKeyPrefix: string }): RateLimitStore {

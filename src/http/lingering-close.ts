@@ -31,7 +31,7 @@ export const LINGER: LingerBounds = { ms: 2000, bytes: 4 * 1024 * 1024 }
  * server closes one it does not keep by calling socket.destroySoon() once the response is
  * written, which ends the socket and destroys it as soon as the FIN is out. That call is what is
  * replaced, for this one response's socket: the one Node internal this service relies on
- * (docs/decisions.md), and test/lingering-close.test.ts fails if Node stops making that call.
+ * (docs/decisions.md), and test/http/lingering-close.test.ts fails if Node stops making that call.
  * A response that keeps the connection (Node then reads the rest of the body itself) leaves the
  * socket as it was.
  */

@@ -32,7 +32,7 @@ interface JsonSchema {
 const addFormats = addFormatsModule.default
 
 export function createBodyAjv (): Ajv {
-  // validateSchema off, as for the config: the schemas are fixed and test/schemas.test.ts checks them.
+  // validateSchema off, as for the config: the schemas are fixed and test/contract/schemas.test.ts checks them.
   const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: true, strict: false, validateSchema: false })
   addFormats(ajv)
   for (const schema of sharedSchemas) ajv.addSchema(schema)

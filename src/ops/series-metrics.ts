@@ -22,7 +22,7 @@ export interface MetricText { name: string, help: string }
  * observed on every request (docs/performance.md). Here the owner finds a series by its label
  * values in maps of its own (one level per label, no string joined per observation), and an
  * observation is three additions; prom-client's registry reads the totals when /metrics is
- * served, through get() in the shape its own metrics give (test/series-metrics.test.ts checks
+ * served, through get() in the shape its own metrics give (test/ops/series-metrics.test.ts checks
  * the exposition against prom-client's for the same observations).
  */
 export class SeriesMetrics<L extends string> {

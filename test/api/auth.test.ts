@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import { issueKeyExpiringAt, postPet, type PetJson } from '../api-steps.ts'
-import { buildTestApp, issueKey, json, openapiDocument, STORE_KIND, TEST_AUDIT, testConfig } from '../helpers.ts'
-import { documentedErrors, exchange, listenTestApp } from '../raw-http.ts'
+import { issueKeyExpiringAt, postPet, type PetJson } from '../helpers/api-steps.ts'
+import { buildTestApp, issueKey, json, openapiDocument, STORE_KIND, TEST_AUDIT, testConfig } from '../helpers/app.ts'
+import { documentedErrors, exchange, listenTestApp } from '../helpers/raw-http.ts'
 
 /**
  * The auth matrix: every credential below against every protected route. Auth comes first,

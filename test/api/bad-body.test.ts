@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { buildTestApp } from '../helpers.ts'
+import { buildTestApp } from '../helpers/app.ts'
 
 /**
  * The createPet bad-input matrix: each body, its documented response, and nothing stored.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { seedPets } from '../api-steps.ts'
-import { buildTestApp } from '../helpers.ts'
+import { seedPets } from '../helpers/api-steps.ts'
+import { buildTestApp } from '../helpers/app.ts'
 
 /** The listPets bad-query matrix: query strings are text and are parsed strictly. */
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { listenTestApp } from '../raw-http.ts'
+import { listenTestApp } from '../helpers/raw-http.ts'
 
 /**
  * One program's burst, as an HTTP client pool sends it: each concurrent request on a

@@ -7,8 +7,8 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { ImportLineError, importPets, petLine, type RejectedLine } from '../../src/cli/pets-jsonl.ts'
 import type { Pet } from '../../src/contract/schemas.ts'
-import { createTestStore } from '../helpers.ts'
-import { runCli, tempDir } from '../processes.ts'
+import { createTestStore } from '../helpers/app.ts'
+import { runCli, tempDir } from '../helpers/processes.ts'
 
 /** The CLI as a child process on the store under test (SQLite file or PostgreSQL schema). */
 async function cliOnStore (t: import('node:test').TestContext) {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { describe, test } from 'node:test'
-import { connectFrom, keyedList } from '../connections.ts'
-import { listenTestApp, sleep } from '../raw-http.ts'
+import { connectFrom, keyedList } from '../helpers/connections.ts'
+import { listenTestApp, sleep } from '../helpers/raw-http.ts'
 
 /**
  * The attacks connection slots hold off, on each store: silent and slow connections holding

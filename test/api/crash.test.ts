@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { crashRounds } from '../crash-rounds.ts'
-import { createTestStore, issueKey, STORE_KIND } from '../helpers.ts'
+import { crashRounds } from '../helpers/crash-rounds.ts'
+import { createTestStore, issueKey, STORE_KIND } from '../helpers/app.ts'
 
 test(`SIGKILL under a write load loses no acknowledged create, and retries with Idempotency-Key make each create exactly one pet (${STORE_KIND}, 3 rounds)`, { timeout: 180_000 }, async (t) => {
   const { url, store, cleanup } = await createTestStore()

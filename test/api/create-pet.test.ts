@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { postPet } from '../api-steps.ts'
-import { buildTestApp, json } from '../helpers.ts'
+import { postPet } from '../helpers/api-steps.ts'
+import { buildTestApp, json } from '../helpers/app.ts'
 
 describe('createPet', () => {
   test('replies 201 with the whole Pet and a Location that getPet serves', async (t) => {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { METHODS as METHODS_NODE_PARSES } from 'node:http'
 import type { HTTPMethods } from 'fastify'
-import { buildTestApp, json } from '../helpers.ts'
-import { scrape } from '../scrape.ts'
+import { buildTestApp, json } from '../helpers/app.ts'
+import { scrape } from '../helpers/scrape.ts'
 
 /** Every non-2xx response is {code, message, status} with status equal to the HTTP status. */
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { fuzz, FUZZ_ENV } from '../fuzz-requests.ts'
-import { issueKey, STORE_KIND, TEST_AUDIT } from '../helpers.ts'
-import { listenTestApp } from '../raw-http.ts'
+import { fuzz, FUZZ_ENV } from '../helpers/fuzz-requests.ts'
+import { issueKey, STORE_KIND, TEST_AUDIT } from '../helpers/app.ts'
+import { listenTestApp } from '../helpers/raw-http.ts'
 
 test(`10 000 generated requests over HTTP: no 5xx, every response as documented, nothing without a key, nothing written by a rejected request (${STORE_KIND})`, { timeout: 300_000 }, async (t) => {
   const { port, key, store } = await listenTestApp(t, { env: FUZZ_ENV })

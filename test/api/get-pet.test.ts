@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { fullFormats } from 'ajv-formats/dist/formats.js'
-import { postPet } from '../api-steps.ts'
-import { buildTestApp } from '../helpers.ts'
+import { postPet } from '../helpers/api-steps.ts'
+import { buildTestApp } from '../helpers/app.ts'
 
 const SUNSET = Date.parse('2030-12-05T00:00:00Z')
 const NEVER_ASSIGNED = '9223372036854775807'

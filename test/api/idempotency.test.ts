@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { buildTestApp, issueKey, json, type TestApp } from '../helpers.ts'
-import { scrape } from '../scrape.ts'
+import { buildTestApp, issueKey, json, type TestApp } from '../helpers/app.ts'
+import { scrape } from '../helpers/scrape.ts'
 import { purgeExpiredRecords } from '../../src/pets/idempotency.ts'
 
 const HOUR_MS = 3_600_000

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { buildTestApp, json } from '../helpers.ts'
+import { buildTestApp, json } from '../helpers/app.ts'
 
 /**
  * int64 means the whole signed 64-bit range, exactly: JSON.parse alone would turn

@@ -8,9 +8,9 @@ import { openStore } from '../../src/store/index.ts'
 import { loadMigrations } from '../../src/store/migrations.ts'
 import { sqlitePath } from '../../src/store/sqlite/sqlite-store.ts'
 import type { ApiKeyRecord, KeyEvent } from '../../src/store/types.ts'
-import { buildTestApp, createTestStore, issueKey, STORE_KIND, TEST_AUDIT } from '../helpers.ts'
-import { TEST_DATABASE_URL } from '../pg-schema.ts'
-import { runCli, type CliResult } from '../processes.ts'
+import { buildTestApp, createTestStore, issueKey, STORE_KIND, TEST_AUDIT } from '../helpers/app.ts'
+import { TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
+import { runCli, type CliResult } from '../helpers/processes.ts'
 
 /**
  * The key trail: every key change is a row, written with the change or not at all, naming who

@@ -6,9 +6,9 @@ import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { hashApiKey } from '../../src/auth/api-key.ts'
 import { sqlitePath } from '../../src/store/sqlite/sqlite-store.ts'
-import { buildTestApp, issueKey, json, STORE_KIND, TEST_AUDIT } from '../helpers.ts'
-import { TEST_DATABASE_URL } from '../pg-schema.ts'
-import { runCli } from '../processes.ts'
+import { buildTestApp, issueKey, json, STORE_KIND, TEST_AUDIT } from '../helpers/app.ts'
+import { TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
+import { runCli } from '../helpers/processes.ts'
 
 /** Everything the store holds on disk (SQLite: the database, its WAL and shm) or in its tables (pg_dump of the schema). */
 function storedBytes (url: string): string {

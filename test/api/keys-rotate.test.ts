@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { generateApiKey } from '../../src/auth/api-key.ts'
-import { buildTestApp, issueKey, json, TEST_AUDIT } from '../helpers.ts'
-import { runCli } from '../processes.ts'
+import { buildTestApp, issueKey, json, TEST_AUDIT } from '../helpers/app.ts'
+import { runCli } from '../helpers/processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import { postPet } from '../api-steps.ts'
-import { buildTestApp, json, type TestApp } from '../helpers.ts'
-import { runCli } from '../processes.ts'
+import { postPet } from '../helpers/api-steps.ts'
+import { buildTestApp, json, type TestApp } from '../helpers/app.ts'
+import { runCli } from '../helpers/processes.ts'
 
 /**
  * Read keys (keys create --scope read): they list and get animals; createPet gives them 403

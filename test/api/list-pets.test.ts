@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ids, nextPath, postPet, seedPets, walkPages } from '../api-steps.ts'
-import { buildTestApp } from '../helpers.ts'
+import { ids, nextPath, postPet, seedPets, walkPages } from '../helpers/api-steps.ts'
+import { buildTestApp } from '../helpers/app.ts'
 import type { PetStatus } from '../../src/contract/schemas.ts'
 
 const MIXED: Array<PetStatus | undefined> = ['available', 'pending', undefined, 'sold', 'available', 'available', undefined, 'pending', 'sold', 'available', 'available']

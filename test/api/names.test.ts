@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { buildTestApp, json } from '../helpers.ts'
+import { buildTestApp, json } from '../helpers/app.ts'
 
 /**
  * Names are stored byte for byte: no trimming, no Unicode normalization, no re-encoding.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { freePort } from '../haproxy.ts'
+import { freePort } from '../helpers/haproxy.ts'
 
 /**
  * A pg_auto_failover formation of its own on loopback, as docs/operations.md ("High

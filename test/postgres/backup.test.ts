@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { expectedTables, size } from '../../src/cli/backup-files.ts'
 import { loadMigrations } from '../../src/store/migrations.ts'
-import { freshSchema } from '../pg-schema.ts'
-import { runCli, tempDir } from '../processes.ts'
+import { freshSchema } from '../helpers/pg-schema.ts'
+import { runCli, tempDir } from '../helpers/processes.ts'
 
 const LATEST = loadMigrations('postgres').at(-1)!.version
 

@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ensureFirstKey } from '../../src/auth/first-key.ts'
 import { openStore } from '../../src/store/index.ts'
-import { freshSchema } from '../pg-schema.ts'
-import { tempDir } from '../processes.ts'
+import { freshSchema } from '../helpers/pg-schema.ts'
+import { tempDir } from '../helpers/processes.ts'
 
 const INSTANCES = 8
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import pg from 'pg'
 import { fingerprintOf } from '../../src/pets/idempotency.ts'
-import { buildTestApp, json, type TestApp } from '../helpers.ts'
-import { TEST_DATABASE_URL } from '../pg-schema.ts'
+import { buildTestApp, json, type TestApp } from '../helpers/app.ts'
+import { TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
 
 /*
  * Another instance is in the middle of a create with the same Idempotency-Key: played here by

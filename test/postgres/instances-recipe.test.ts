@@ -6,9 +6,9 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { alive, logLinesOf } from '../npm-process.ts'
-import { freshSchema } from '../pg-schema.ts'
-import { tempDir } from '../processes.ts'
+import { alive, logLinesOf } from '../helpers/npm-process.ts'
+import { freshSchema } from '../helpers/pg-schema.ts'
+import { tempDir } from '../helpers/processes.ts'
 
 /**
  * docs/operations.md, "Two instances in under five minutes", run as written: its shell block,

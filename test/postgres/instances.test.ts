@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freshSchema } from '../pg-schema.ts'
-import { runCli, startServer, type ServerProcess } from '../processes.ts'
+import { freshSchema } from '../helpers/pg-schema.ts'
+import { runCli, startServer, type ServerProcess } from '../helpers/processes.ts'
 
 interface CallResult { status: number, body: unknown }
 

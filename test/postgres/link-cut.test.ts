@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Store } from '../../src/store/types.ts'
-import { serverBehindProxy } from '../postgres-behind-proxy.ts'
-import type { ServerProcess } from '../processes.ts'
-import type { TcpProxy } from '../tcp-proxy.ts'
+import { serverBehindProxy } from '../helpers/postgres-behind-proxy.ts'
+import type { ServerProcess } from '../helpers/processes.ts'
+import type { TcpProxy } from '../helpers/tcp-proxy.ts'
 
 /*
  * The link to PostgreSQL breaking under load, made on the network as in outage.test.ts: a

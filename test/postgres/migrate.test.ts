@@ -3,8 +3,8 @@ import { test } from 'node:test'
 import pg from 'pg'
 import { openStore } from '../../src/store/index.ts'
 import { loadMigrations } from '../../src/store/migrations.ts'
-import { freshSchema } from '../pg-schema.ts'
-import { runCli, runToExit } from '../processes.ts'
+import { freshSchema } from '../helpers/pg-schema.ts'
+import { runCli, runToExit } from '../helpers/processes.ts'
 
 const ALL = loadMigrations('postgres').map((m) => `${String(m.version).padStart(3, '0')}-${m.name}`)
 

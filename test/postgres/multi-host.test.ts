@@ -4,14 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { StoreUrlError } from '../../src/store/store-errors.ts'
 import { openStore } from '../../src/store/index.ts'
 import { parsePostgresUrl } from '../../src/store/postgres/url.ts'
-import { issueKey } from '../helpers.ts'
-import { canRunClusters, caughtUp, promote, queryNode, startPrimaryAndStandby, type PgNode } from '../postgres-cluster.ts'
-import { runToExit, startServer, type ServerProcess } from '../processes.ts'
-import { startTcpProxy } from '../tcp-proxy.ts'
+import { issueKey } from '../helpers/app.ts'
+import { canRunClusters, caughtUp, promote, queryNode, startPrimaryAndStandby, type PgNode } from '../helpers/postgres-cluster.ts'
+import { runToExit, startServer, type ServerProcess } from '../helpers/processes.ts'
+import { startTcpProxy } from '../helpers/tcp-proxy.ts'
 
 /*
  * DATABASE_URL in libpq's multi-host form, against a primary and a real streaming standby of
- * this test's own (test/postgres-cluster.ts): the service writes only to the host that takes
+ * this test's own (test/helpers/postgres-cluster.ts): the service writes only to the host that takes
  * writes, whatever the order of the list, and follows a failover without a restart.
  */
 

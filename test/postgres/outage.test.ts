@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { READINESS_FRESH_MS } from '../../src/ops/health.ts'
-import { serverBehindProxy } from '../postgres-behind-proxy.ts'
+import { serverBehindProxy } from '../helpers/postgres-behind-proxy.ts'
 
 /*
  * PostgreSQL is shared with other work on this machine, so the outage is made on the network

@@ -5,9 +5,9 @@ import pg from 'pg'
 import { buildApp } from '../../src/app.ts'
 import { openStore } from '../../src/store/index.ts'
 import type { Store } from '../../src/store/types.ts'
-import { testConfig } from '../helpers.ts'
-import { dropSchema, randomSchemaName, schemaUrl, TEST_DATABASE_URL } from '../pg-schema.ts'
-import { scrape } from '../scrape.ts'
+import { testConfig } from '../helpers/app.ts'
+import { dropSchema, randomSchemaName, schemaUrl, TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
+import { scrape } from '../helpers/scrape.ts'
 
 /** The pool gauges' sample lines of an exposition, in its order. */
 function poolLines (exposition: string): string[] {

@@ -4,8 +4,8 @@ import pg from 'pg'
 import { PURGE_SLICE, purgeExpiredRecords } from '../../src/pets/idempotency.ts'
 import { openStore } from '../../src/store/index.ts'
 import type { Store } from '../../src/store/types.ts'
-import { issueKey } from '../helpers.ts'
-import { freshSchema } from '../pg-schema.ts'
+import { issueKey } from '../helpers/app.ts'
+import { freshSchema } from '../helpers/pg-schema.ts'
 
 const NOW = '2027-03-02T00:00:00.000Z'
 // Ten full slices and a half one.

@@ -3,8 +3,8 @@ import { test } from 'node:test'
 import pg from 'pg'
 import { openStore } from '../../src/store/index.ts'
 import { POSTGRES_HOT_QUERIES } from '../../src/store/postgres/postgres-store.ts'
-import { bulkSeedPets } from '../bulk-seed.ts'
-import { freshSchema, TEST_DATABASE_URL } from '../pg-schema.ts'
+import { bulkSeedPets } from '../helpers/bulk-seed.ts'
+import { freshSchema, TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
 
 const EXAMPLE_PARAMS: Record<keyof typeof POSTGRES_HOT_QUERIES, unknown[]> = {
   getPet: [5],

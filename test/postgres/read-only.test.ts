@@ -5,9 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { buildApp } from '../../src/app.ts'
 import { openStore } from '../../src/store/index.ts'
-import { issueKey, json, testConfig } from '../helpers.ts'
-import { captureLog } from '../log-capture.ts'
-import { TEST_DATABASE_URL } from '../pg-schema.ts'
+import { issueKey, json, testConfig } from '../helpers/app.ts'
+import { captureLog } from '../helpers/log-capture.ts'
+import { TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
 
 const FAILED_CREATES = 10
 

@@ -7,11 +7,11 @@ import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connectClient, parsePostgresUrl } from '../../src/store/postgres/pool.ts'
 import { Connections } from '../../src/store/postgres/pooled-connections.ts'
-import { freePort } from '../haproxy.ts'
-import { canRunClusters, queryNode, startPrimary, type PgNode } from '../postgres-cluster.ts'
+import { freePort } from '../helpers/haproxy.ts'
+import { canRunClusters, queryNode, startPrimary, type PgNode } from '../helpers/postgres-cluster.ts'
 
 /*
- * DATABASE_URL's sslmode against a PostgreSQL of this test's own (test/postgres-cluster.ts),
+ * DATABASE_URL's sslmode against a PostgreSQL of this test's own (test/helpers/postgres-cluster.ts),
  * first without TLS (ssl = off, as pg_auto_failover's --no-ssl nodes), then with TLS on a
  * certificate for the name localhost signed by a CA the test makes: each mode connects as
  * libpq's does, or fails with the reason. Both of the service's ways to connect are asked, the

@@ -4,8 +4,8 @@ import pg from 'pg'
 import { INT64_MAX, INT64_MIN } from '../../src/contract/schemas.ts'
 import { openStore } from '../../src/store/index.ts'
 import { PET_INSERT_LOCK } from '../../src/store/postgres/writes.ts'
-import { TEST_AUDIT } from '../helpers.ts'
-import { freshSchema } from '../pg-schema.ts'
+import { TEST_AUDIT } from '../helpers/app.ts'
+import { freshSchema } from '../helpers/pg-schema.ts'
 
 async function migratedStore (t: Parameters<typeof freshSchema>[0]) {
   const { schema, url } = freshSchema(t)

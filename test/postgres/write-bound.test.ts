@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { encodeCursor } from '../../src/contract/int64.ts'
 import { PET_INSERT_LOCK } from '../../src/store/postgres/writes.ts'
-import { buildTestApp, json, type TestApp } from '../helpers.ts'
-import { TEST_DATABASE_URL } from '../pg-schema.ts'
+import { buildTestApp, json, type TestApp } from '../helpers/app.ts'
+import { TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
 
 const PETS = 1000
 // Rounds of reads with the lock free, then held: alternating, so that a burst of load on the

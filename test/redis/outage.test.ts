@@ -5,10 +5,10 @@ import type { LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { connectRedis } from '../../src/auth/redis.ts'
 import { READINESS_FRESH_MS } from '../../src/ops/health.ts'
-import { captureLog } from '../log-capture.ts'
-import { createTestStore, issueKey, testConfig } from '../helpers.ts'
-import { startRedisServer } from '../redis-server.ts'
-import { scrape } from '../scrape.ts'
+import { captureLog } from '../helpers/log-capture.ts'
+import { createTestStore, issueKey, testConfig } from '../helpers/app.ts'
+import { startRedisServer } from '../helpers/redis-server.ts'
+import { scrape } from '../helpers/scrape.ts'
 
 /*
  * Redis is hung with SIGSTOP: it keeps its connections open and responds to nothing, so only

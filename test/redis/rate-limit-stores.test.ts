@@ -5,7 +5,7 @@ import { Redis } from 'ioredis'
 import { limitStore } from '../../src/auth/rate-limits.ts'
 
 /*
- * The Redis twin of test/rate-limit-stores.test.ts: what src/auth/rate-limits.ts relies on in
+ * The Redis twin of test/auth/rate-limit-stores.test.ts: what src/auth/rate-limits.ts relies on in
  * the Redis store it takes from @fastify/rate-limit by path. Its counters live under a prefix of
  * its own, removed at the end (the Redis is shared with other work on this machine).
  */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { test } from 'node:test'
 import { Redis } from 'ioredis'
-import { twoInstances } from '../two-instances.ts'
+import { twoInstances } from '../helpers/two-instances.ts'
 
 /*
  * Redis is shared with other work on this machine: this test's counters live under a prefix

@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from '../../src/app.ts'
 import { connectRedis } from '../../src/auth/redis.ts'
 import { READINESS_FRESH_MS } from '../../src/ops/health.ts'
-import { createTestStore, testConfig } from '../helpers.ts'
-import { startTcpProxy } from '../tcp-proxy.ts'
+import { createTestStore, testConfig } from '../helpers/app.ts'
+import { startTcpProxy } from '../helpers/tcp-proxy.ts'
 
 /*
  * Redis is shared with other work on this machine, so the app reaches it through a TCP proxy

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import Fastify from 'fastify'
+import { cors } from '../../src/http/cors.ts'
+import { errorHandler } from '../../src/http/errors.ts'
+import { methodNotAllowed } from '../../src/http/method-not-allowed.ts'
+
+/**
+ * The 405s, their Allow field, the preflight's methods and the 404 after a collection's slash
+ * all come from the routes as registered: a route of a new method changes each of them, and
+ * nothing else has to be written.
+ */
+async function appWithThings () {
+  const app = Fastify()
+  app.setErrorHandler(errorHandler)
+  await app.register(methodNotAllowed)
+  await app.register(cors)
+  const handler = async () => ({})
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', async (request, reply) => {
+      if (request.headers.authorization === undefined) return await reply.code(401).send({ code: 'unauthorized' })
+    })
+    scope.get('/things', { schema: { tags: ['things'] } }, handler)
+    scope.post('/things', handler)
+    scope.get('/things/:thingId', handler)
+    scope.patch('/things/:thingId', handler)
+  }, { prefix: '/v1' })
+  return app
+}
+
+test('each path refuses the methods its routes do not serve, with Allow listing those they do', async (t) => {
+  const app = await appWithThings()
+  t.after(() => app.close())
+  const auth = { authorization: 'Bearer x' }
+  const refusal = async (method: 'PUT' | 'DELETE' | 'PROPFIND', url: string) => {
+    const res = await app.inject({ method, url, headers: auth })
+    return [res.statusCode, res.headers.allow, res.json()]
+  }
+  assert.deepEqual(await refusal('PUT', '/v1/things/1'), [405, 'GET, HEAD, PATCH', { code: 'method_not_allowed', message: 'PUT is not allowed here; allowed: GET, HEAD, PATCH.', status: 405 }])
+  assert.deepEqual(await refusal('DELETE', '/v1/things'), [405, 'GET, HEAD, POST', { code: 'method_not_allowed', message: 'DELETE is not allowed here; allowed: GET, HEAD, POST.', status: 405 }])
+  assert.deepEqual(await refusal('PROPFIND', '/v1/things'), [405, 'GET, HEAD, POST', { code: 'method_not_allowed', message: 'PROPFIND is not allowed here; allowed: GET, HEAD, POST.', status: 405 }])
+  const served = await app.inject({ method: 'PATCH', url: '/v1/things/1', headers: auth })
+  assert.deepEqual([served.statusCode, served.json()], [200, {}])
+  // The refusals run the hooks of the scope that serves the path.
+  const unauthenticated = await app.inject({ method: 'PUT', url: '/v1/things/1' })
+  assert.deepEqual([unauthenticated.statusCode, unauthenticated.json()], [401, { code: 'unauthorized' }])
+})
+
+test('a collection\'s path with a trailing slash is 404 pointing to the collection, for every method', async (t) => {
+  const app = await appWithThings()
+  t.after(() => app.close())
+  for (const method of ['GET', 'POST', 'PATCH'] as const) {
+    const res = await app.inject({ method, url: '/v1/things/', headers: { authorization: 'Bearer x' } })
+    assert.deepEqual([res.statusCode, res.json()], [404, { code: 'not_found', message: `No route for ${method} /v1/things/; the things are at /v1/things, without the trailing slash.`, status: 404 }])
+  }
+})
+
+test('a preflight allows every method the API\'s routes serve', async (t) => {
+  const app = await appWithThings()
+  t.after(() => app.close())
+  const res = await app.inject({ method: 'OPTIONS', url: '/v1/things/1', headers: { origin: 'https://example.com', 'access-control-request-method': 'PATCH' } })
+  assert.deepEqual([res.statusCode, res.headers['access-control-allow-methods']], [204, 'GET, HEAD, PATCH, POST'])
+})
+
+test('the order is declared: cors before the record it reads is refused at registration, naming what is missing', async () => {
+  const app = Fastify()
+  await assert.rejects(async () => { await app.register(cors) }, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: 'The dependency \'method-not-allowed\' of plugin \'cors\' is not registered' })
+})
