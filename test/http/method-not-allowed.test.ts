@@ -23,7 +23,7 @@ async function appWithThings () {
     scope.get('/things', { schema: { tags: ['things'] } }, handler)
     scope.post('/things', handler)
     scope.get('/things/:thingId', handler)
-    scope.patch('/things/:thingId', handler)
+    scope.patch('/things/:thingId', { schema: { headers: { type: 'object', properties: { 'If-Match': { type: 'string' } } } } }, handler)
   }, { prefix: '/v1' })
   return app
 }
@@ -55,11 +55,20 @@ test('a collection\'s path with a trailing slash is 404 pointing to the collecti
   }
 })
 
-test('a preflight allows every method the API\'s routes serve', async (t) => {
+test('a preflight allows every method the API\'s routes serve, and every request header their schemas declare', async (t) => {
   const app = await appWithThings()
   t.after(() => app.close())
   const res = await app.inject({ method: 'OPTIONS', url: '/v1/things/1', headers: { origin: 'https://example.com', 'access-control-request-method': 'PATCH' } })
-  assert.deepEqual([res.statusCode, res.headers['access-control-allow-methods']], [204, 'GET, HEAD, PATCH, POST'])
+  assert.deepEqual([res.statusCode, res.headers['access-control-allow-methods'], res.headers['access-control-allow-headers']],
+    [204, 'GET, HEAD, PATCH, POST', 'Authorization, Content-Type, If-Match, X-Request-Id'])
+})
+
+test('cors registered after the routes whose headers it allows is refused at start, naming them', async () => {
+  const app = Fastify()
+  await app.register(methodNotAllowed)
+  await app.register(async (scope) => { scope.get('/things', async () => ({})) }, { prefix: '/v1' })
+  await app.register(cors)
+  await assert.rejects(async () => { await app.ready() }, { message: 'cors is registered after the routes of /v1/things: a preflight would not allow the headers they declare' })
 })
 
 test('the order is declared: cors before the record it reads is refused at registration, naming what is missing', async () => {
