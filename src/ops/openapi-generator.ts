@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { KeyScope } from '../store/types.ts'
 import { rawJson, servers } from './openapi.ts'
 
 /**
@@ -75,13 +76,44 @@ function withRefDescriptions<T extends { paths?: Paths }> (document: T): T {
   return document
 }
 
-/** The last touches: int64 bounds, descriptions beside a $ref. */
-function finish<T extends object> (document: T): T {
-  return withRefDescriptions(withInt64Bounds(structuredClone(document)))
+/** The operations by operationId, with the key scope each needs (its route's `config.scope`), as registered. */
+type OperationScopes = ReadonlyMap<string, KeyScope>
+
+const listed = (ids: string[]) => new Intl.ListFormat('en', { type: 'conjunction' }).format(ids)
+const NUMBER_WORDS = ['none', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine']
+
+/** Every one of the operations, as a write key may call them: 'createPet', 'both', 'all three'. */
+function everyOne (ids: string[]): string {
+  if (ids.length <= 1) return ids[0] ?? 'none'
+  return ids.length === 2 ? 'both' : `all ${NUMBER_WORDS[ids.length] ?? ids.length}`
+}
+
+/** What the bearer scheme says: how a key is sent, and which operations each scope may call. */
+function bearerAuthDescription (operations: OperationScopes): string {
+  const ids = (scope: KeyScope) => [...operations].filter(([, needs]) => needs === scope).map(([id]) => id)
+  const [read, write] = [ids('read'), ids('write')]
+  const readKey = read.length === 0 ? 'a read key may call none of them' : `a read key may call ${listed(read)}`
+  const refused = write.length === 0 ? '' : `, and gets 403 \`forbidden\` from ${listed(write)}`
+  return `An API key issued with \`petstore keys create\`: \`Authorization: Bearer psk_…\`. A key is read or write (\`--scope\`): ${readKey}${refused}; a write key may call ${everyOne([...operations.keys()])}. Send exactly one \`Authorization\` field: a request with two is 400 \`invalid_request\`, whichever holds the key.`
+}
+
+interface Components { components?: { securitySchemes?: Record<string, { description?: string }> } }
+
+/** The last touches: int64 bounds, descriptions beside a $ref, the scopes of the operations. */
+function finish<T extends object> (document: T, operations: OperationScopes): T {
+  const finished = withRefDescriptions(withInt64Bounds(structuredClone(document)))
+  const bearer = (finished as Components).components?.securitySchemes?.bearerAuth
+  if (bearer !== undefined) bearer.description = bearerAuthDescription(operations)
+  return finished
 }
 
 /** Registered before the routes, it records them; `app.swagger()` then gives the document. */
 export const describeRoutes = fp(async function describeRoutes (app: FastifyInstance) {
+  // Each operation's scope, as its route declares it: the bearer scheme's description is made of them.
+  const operations = new Map<string, KeyScope>()
+  app.addHook('onRoute', ({ schema, config }) => {
+    if (typeof schema?.operationId === 'string' && config?.scope !== undefined && schema.hide !== true) operations.set(schema.operationId, config.scope)
+  })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -90,7 +122,8 @@ export const describeRoutes = fp(async function describeRoutes (app: FastifyInst
       tags: [{ name: 'animals', description: 'Animal records.' }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key issued with `petstore keys create`: `Authorization: Bearer psk_…`. A key is read or write (`--scope`): a read key may call listPets and getPet, and gets 403 `forbidden` from createPet; a write key may call all three. Send exactly one `Authorization` field: a request with two is 400 `invalid_request`, whichever holds the key.' }
+          // Its description is written by finish, from the operations' scopes.
+          bearerAuth: { type: 'http', scheme: 'bearer' }
         }
       },
       security: [{ bearerAuth: [] }]
@@ -103,7 +136,7 @@ export const describeRoutes = fp(async function describeRoutes (app: FastifyInst
       keepRefDescriptions(path, schema?.querystring)
       return { schema, url: path }
     },
-    transformObject: (document) => 'openapiObject' in document ? finish(document.openapiObject) : document.swaggerObject
+    transformObject: (document) => 'openapiObject' in document ? finish(document.openapiObject, operations) : document.swaggerObject
   })
 }, { name: 'describe-routes' })
 

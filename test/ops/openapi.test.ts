@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import SwaggerParser from '@apidevtools/swagger-parser'
-import { documentText } from '../../src/ops/openapi-generator.ts'
+import Fastify from 'fastify'
+import { describeRoutes, documentText } from '../../src/ops/openapi-generator.ts'
 import { buildTestApp, openapiDocument, validateResponse } from '../helpers/app.ts'
 
 const COMMITTED = readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')
@@ -11,6 +12,23 @@ test('the committed openapi.json is, byte for byte, the document the routes desc
   const { app } = await buildTestApp(t, { describeRoutes: true })
   await app.ready()
   assert.equal(documentText(app), COMMITTED)
+})
+
+test('the bearer scheme says which operations a read key and a write key may call, from the scope each route declares', async (t) => {
+  const scopesSaid = async (routes: Array<[operationId: string, scope: 'read' | 'write']>) => {
+    const app = Fastify()
+    t.after(() => app.close())
+    await app.register(describeRoutes)
+    for (const [operationId, scope] of routes) app.post(`/v1/${operationId}`, { schema: { operationId }, config: { scope } }, async () => ({}))
+    await app.ready()
+    const { description } = (app.swagger() as { components: { securitySchemes: { bearerAuth: { description: string } } } }).components.securitySchemes.bearerAuth
+    return /\(`--scope`\): (.*?)\. Send exactly one/.exec(description)?.[1]
+  }
+  assert.equal(await scopesSaid([['listPets', 'read'], ['createPet', 'write'], ['getPet', 'read']]),
+    'a read key may call listPets and getPet, and gets 403 `forbidden` from createPet; a write key may call all three')
+  assert.equal(await scopesSaid([['listPets', 'read'], ['createPet', 'write'], ['getPet', 'read'], ['updatePet', 'write']]),
+    'a read key may call listPets and getPet, and gets 403 `forbidden` from createPet and updatePet; a write key may call all four')
+  assert.equal(await scopesSaid([['listPets', 'read'], ['getPet', 'read']]), 'a read key may call listPets and getPet; a write key may call both')
 })
 
 test('GET /v1/openapi.json serves the committed document as it is, without a key', async (t) => {
