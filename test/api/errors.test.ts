@@ -3,6 +3,7 @@ import { describe, test } from 'node:test'
 import { METHODS as METHODS_NODE_PARSES } from 'node:http'
 import type { HTTPMethods } from 'fastify'
 import { buildTestApp, json } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { scrape } from '../helpers/scrape.ts'
 
 /** Every non-2xx response is {code, message, status} with status equal to the HTTP status. */
@@ -24,8 +25,7 @@ describe('unknown routes', () => {
       for (const headers of [{}, api.auth]) {
         await t.test(`${method} ${path}${'authorization' in headers ? ' with a key' : ''}`, async () => {
           const res = await api.inject({ method, url: `${path}?q=1`, headers })
-          assert.equal(res.statusCode, 404)
-          assert.deepEqual(res.json(), { code: 'not_found', message: `No route for ${method} ${path}.`, status: 404 })
+          assertError(res, 404, 'not_found', `No route for ${method} ${path}.`)
         })
       }
     }
@@ -45,23 +45,21 @@ describe('an unknown path sent a body', () => {
     for (const [path, headers] of [['/nowhere', {}], ['/v1/nowhere', api.auth]] as const) {
       for (const [type, payload] of bodies) {
         const res = await api.inject({ method: 'POST', url: path, headers: { ...headers, 'content-type': type }, payload })
-        assert.deepEqual({ status: res.statusCode, body: res.json() }, { status: 404, body: { code: 'not_found', message: `No route for POST ${path}.`, status: 404 } }, `${path} ${type} ${payload.slice(0, 20)}`)
+        assertError(res, 404, 'not_found', `No route for POST ${path}.`, { label: `${path} ${type} ${payload.slice(0, 20)}` })
       }
     }
   })
 })
 
 describe('a trailing slash after /v1/pets', () => {
-  const notFound = (method: string) => ({ code: 'not_found', message: `No route for ${method} /v1/pets/; the animals are at /v1/pets, without the trailing slash.`, status: 404 })
+  const notFound = (method: string) => `No route for ${method} /v1/pets/; the animals are at /v1/pets, without the trailing slash.`
   const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
 
   test('names no resource: 404 not_found for every method, never a 400 about a petId nobody sent', async (t) => {
     const api = await buildTestApp(t)
     for (const method of METHODS) {
       const res = await api.inject({ method, url: '/v1/pets/?limit=5', headers: api.auth })
-      assert.equal(res.statusCode, 404, method)
-      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
-      assert.deepEqual(res.json(), notFound(method))
+      assertError(res, 404, 'not_found', notFound(method), { label: method })
     }
     const head = await api.inject({ method: 'HEAD', url: '/v1/pets/', headers: api.auth })
     assert.deepEqual([head.statusCode, head.body], [404, ''])
@@ -71,8 +69,7 @@ describe('a trailing slash after /v1/pets', () => {
     const api = await buildTestApp(t)
     for (const [contentType, payload] of [['application/json', '{"name":"Rex","categoryId":7}'], ['text/plain', 'x'.repeat(100_000)]]) {
       const res = await api.inject({ method: 'POST', url: '/v1/pets/', headers: { ...api.auth, 'content-type': contentType! }, payload })
-      assert.equal(res.statusCode, 404, contentType)
-      assert.deepEqual(res.json(), notFound('POST'))
+      assertError(res, 404, 'not_found', notFound('POST'), { label: contentType })
     }
     assert.equal(await api.store.countPets(), 0)
   })
@@ -82,8 +79,7 @@ describe('a trailing slash after /v1/pets', () => {
     for (const method of ['GET', 'POST', 'DELETE'] as const) {
       for (const headers of [{}, { authorization: 'Bearer psk_0000000000000000000000000000000000000000000' }]) {
         const res = await api.inject({ method, url: '/v1/pets/', headers })
-        assert.equal(res.statusCode, 401, method)
-        assert.deepEqual(res.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+        assertError(res, 401, 'unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', { label: method })
       }
     }
   })
@@ -113,9 +109,8 @@ describe('methods a known path does not serve', () => {
       for (const method of METHODS.filter((m) => !allow.split(', ').includes(m))) {
         await t.test(`${method} ${path}`, async () => {
           const res = await api.inject({ method, url: path, headers: { ...api.auth, ...json }, payload: method === 'GET' ? undefined : '{}' })
-          assert.equal(res.statusCode, 405)
+          assertError(res, 405, 'method_not_allowed', `${method} is not allowed here; allowed: ${allow}.`)
           assert.equal(res.headers.allow, allow)
-          assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: ${allow}.`, status: 405 })
         })
       }
     }
@@ -127,21 +122,18 @@ describe('methods a known path does not serve', () => {
     const secrets = { ...api.auth, cookie: 'session=cookie-secret', 'x-secret': 'header-secret' }
     for (const [path, allow] of PATHS) {
       const res = await api.inject({ method: 'TRACE', url: `${path}?q=query-secret`, headers: secrets })
-      assert.equal(res.statusCode, 405, path)
+      assertError(res, 405, 'method_not_allowed', `TRACE is not allowed here; allowed: ${allow}.`, { label: path })
       assert.equal(res.headers.allow, allow)
-      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
-      assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `TRACE is not allowed here; allowed: ${allow}.`, status: 405 })
     }
     const unauthenticated = await api.inject({ method: 'TRACE', url: '/v1/pets', headers: { cookie: 'session=cookie-secret' } })
-    assert.equal(unauthenticated.statusCode, 401, 'authentication still comes first on the pet paths')
+    assertError(unauthenticated, 401, 'unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.', { label: 'authentication still comes first on the pet paths' })
   })
 
   test('a body sent with a method the path does not serve is never read: 405, not 413 or 415', async (t) => {
     const api = await buildTestApp(t)
     for (const method of ['POST', 'PUT', 'QUERY'] as HTTPMethods[]) {
       const res = await api.inject({ method, url: '/v1/pets/1', headers: { ...api.auth, 'content-type': 'text/plain' }, payload: 'x'.repeat(100_000) })
-      assert.equal(res.statusCode, 405, method)
-      assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: GET, HEAD.`, status: 405 })
+      assertError(res, 405, 'method_not_allowed', `${method} is not allowed here; allowed: GET, HEAD.`, { label: method })
     }
   })
 
@@ -151,14 +143,13 @@ describe('methods a known path does not serve', () => {
     for (const [path, allow] of PATHS) {
       for (const headers of notPreflights) {
         const res = await api.inject({ method: 'OPTIONS', url: path, headers: { ...api.auth, ...headers } })
-        assert.equal(res.statusCode, 405, `${path} ${JSON.stringify(headers)}`)
+        assertError(res, 405, 'method_not_allowed', `OPTIONS is not allowed here; allowed: ${allow}.`, { label: `${path} ${JSON.stringify(headers)}` })
         assert.equal(res.headers.allow, allow)
         assert.equal(res.headers['access-control-allow-methods'], undefined)
-        assert.deepEqual(res.json(), { code: 'method_not_allowed', message: `OPTIONS is not allowed here; allowed: ${allow}.`, status: 405 })
       }
     }
     const unauthenticated = await api.inject({ method: 'OPTIONS', url: '/v1/pets', headers: { 'access-control-request-method': 'POST' } })
-    assert.deepEqual([unauthenticated.statusCode, unauthenticated.json().code], [401, 'unauthorized'])
+    assertError(unauthenticated, 401, 'unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.')
   })
 })
 
@@ -166,37 +157,32 @@ describe('bodies the service does not take', () => {
   test('a body that is not application/json replies 415 unsupported_media_type', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, 'content-type': 'text/csv' }, payload: 'Rex,7' })
-    assert.equal(res.statusCode, 415)
-    assert.deepEqual(res.json(), { code: 'unsupported_media_type', message: 'The request body must be application/json.', status: 415 })
+    assertError(res, 415, 'unsupported_media_type', 'The request body must be application/json.')
   })
 
   test('a JSON body declared in a charset other than UTF-8 replies 415 and stores nothing', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, 'content-type': 'application/json; charset=latin1' }, payload: '{"name":"Rex","categoryId":7}' })
-    assert.equal(res.statusCode, 415)
-    assert.deepEqual(res.json(), { code: 'unsupported_media_type', message: 'The request body must be UTF-8 JSON; charset=latin1 is not supported.', status: 415 })
+    assertError(res, 415, 'unsupported_media_type', 'The request body must be UTF-8 JSON; charset=latin1 is not supported.')
     assert.equal(await api.store.countPets(), 0)
   })
 
   test('a body over 16 KiB replies 413 payload_too_large', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: `{"name":"Rex","categoryId":7,"pad":"${'x'.repeat(16 * 1024)}"}` })
-    assert.equal(res.statusCode, 413)
-    assert.deepEqual(res.json(), { code: 'payload_too_large', message: 'The request body is larger than the limit of 16 KiB.', status: 413 })
+    assertError(res, 413, 'payload_too_large', 'The request body is larger than the limit of 16 KiB.')
   })
 
   test('malformed JSON replies 400 invalid_request', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: '{"name":' })
-    assert.equal(res.statusCode, 400)
-    assert.deepEqual(res.json(), { code: 'invalid_request', message: 'The request body is not valid JSON: Unexpected end of JSON input', status: 400 })
+    assertError(res, 400, 'invalid_request', 'The request body is not valid JSON: Unexpected end of JSON input')
   })
 })
 
 test('every error response is JSON with the request id in X-Request-Id', async (t) => {
   const api = await buildTestApp(t)
   const res = await api.inject({ url: '/v1/pets/rex', headers: { ...api.auth, 'x-request-id': 'trace-42' } })
-  assert.equal(res.statusCode, 400)
-  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+  assertError(res, 400, 'invalid_request', 'Invalid request: path.petId must be an integer (int64).', { details: [{ field: 'path.petId', message: 'must be an integer (int64)' }] })
   assert.equal(res.headers['x-request-id'], 'trace-42')
 })

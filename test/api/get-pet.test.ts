@@ -3,6 +3,7 @@ import { describe, test } from 'node:test'
 import { fullFormats } from 'ajv-formats/dist/formats.js'
 import { postPet } from '../helpers/api-steps.ts'
 import { buildTestApp } from '../helpers/app.ts'
+import { assertError, type ErrorCode, type ErrorDetails } from '../helpers/errors.ts'
 
 const SUNSET = Date.parse('2030-12-05T00:00:00Z')
 const NEVER_ASSIGNED = '9223372036854775807'
@@ -14,9 +15,10 @@ const DEPRECATION_HEADERS = {
   link: '<http://localhost:80/v1/pets>; rel="successor-version", <http://localhost:80/docs#tag/animals/GET/pets/%7BpetId%7D>; rel="deprecation"; type="text/html"'
 }
 
-const UNAUTHORIZED = { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 }
-const GONE = { code: 'gone', message: 'getPet was removed on Thu, 05 Dec 2030 00:00:00 GMT; use GET /pets with the status filter.', status: 410 }
-const BAD_ID = { code: 'invalid_request', message: 'Invalid request: path.petId must be an integer (int64).', status: 400, details: [{ field: 'path.petId', message: 'must be an integer (int64)' }] }
+const UNAUTHORIZED = 'A valid API key is required: send Authorization: Bearer <key>.'
+const GONE = 'getPet was removed on Thu, 05 Dec 2030 00:00:00 GMT; use GET /pets with the status filter.'
+const BAD_ID = 'Invalid request: path.petId must be an integer (int64).'
+const BAD_ID_DETAILS = [{ field: 'path.petId', message: 'must be an integer (int64)' }]
 
 function deprecationHeadersOf (headers: Record<string, unknown>) {
   return { deprecation: headers.deprecation, sunset: headers.sunset, link: headers.link }
@@ -34,27 +36,25 @@ describe('getPet', () => {
   test('replies 404 not_found for an id never assigned', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ url: `/v1/pets/${NEVER_ASSIGNED}`, headers: api.auth })
-    assert.equal(res.statusCode, 404)
-    assert.deepEqual(res.json(), { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.`, status: 404 })
+    assertError(res, 404, 'not_found', `No pet has id ${NEVER_ASSIGNED}.`)
   })
 
   test('replies 400 invalid_request for a petId that is not an integer', async (t) => {
     const api = await buildTestApp(t)
     const res = await api.inject({ url: '/v1/pets/rex', headers: api.auth })
-    assert.equal(res.statusCode, 400)
-    assert.deepEqual(res.json(), BAD_ID)
+    assertError(res, 400, 'invalid_request', BAD_ID, { details: BAD_ID_DETAILS })
   })
 
   describe('carries Deprecation, Sunset and Link on every response', () => {
-    const responses: Array<{ response: string, path: (id: number) => string, method?: 'HEAD', authorization?: string, status: number, body?: unknown }> = [
+    const responses: Array<{ response: string, path: (id: number) => string, method?: 'HEAD', authorization?: string, status: number, error?: { code: ErrorCode, message: string, details?: ErrorDetails } }> = [
       { response: '200 found', path: (id) => `/v1/pets/${id}`, status: 200 },
       { response: '200 to HEAD', path: (id) => `/v1/pets/${id}`, method: 'HEAD', status: 200 },
-      { response: '404 unknown id', path: () => `/v1/pets/${NEVER_ASSIGNED}`, status: 404, body: { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.`, status: 404 } },
-      { response: '400 bad id', path: () => '/v1/pets/1.5', status: 400, body: BAD_ID },
-      { response: '401 no key', path: (id) => `/v1/pets/${id}`, authorization: '', status: 401, body: UNAUTHORIZED },
-      { response: '401 unknown key', path: (id) => `/v1/pets/${id}`, authorization: 'Bearer psk_0000000000000000000000000000000000000000000', status: 401, body: UNAUTHORIZED }
+      { response: '404 unknown id', path: () => `/v1/pets/${NEVER_ASSIGNED}`, status: 404, error: { code: 'not_found', message: `No pet has id ${NEVER_ASSIGNED}.` } },
+      { response: '400 bad id', path: () => '/v1/pets/1.5', status: 400, error: { code: 'invalid_request', message: BAD_ID, details: BAD_ID_DETAILS } },
+      { response: '401 no key', path: (id) => `/v1/pets/${id}`, authorization: '', status: 401, error: { code: 'unauthorized', message: UNAUTHORIZED } },
+      { response: '401 unknown key', path: (id) => `/v1/pets/${id}`, authorization: 'Bearer psk_0000000000000000000000000000000000000000000', status: 401, error: { code: 'unauthorized', message: UNAUTHORIZED } }
     ]
-    for (const { response, path, method, authorization, status, body } of responses) {
+    for (const { response, path, method, authorization, status, error } of responses) {
       test(response, async (t) => {
         const api = await buildTestApp(t)
         const pet = await postPet(api, { name: 'Rex', categoryId: 7 })
@@ -63,7 +63,8 @@ describe('getPet', () => {
         assert.equal(res.statusCode, status)
         assert.deepEqual(deprecationHeadersOf(res.headers), DEPRECATION_HEADERS)
         if (method === 'HEAD') assert.equal(res.body, '')
-        else assert.deepEqual(res.json(), body ?? pet)
+        else if (error) assertError(res, status, error.code, error.message, { details: error.details })
+        else assert.deepEqual(res.json(), pet)
       })
     }
   })
@@ -97,8 +98,7 @@ describe('getPet', () => {
       clock = at
       for (const path of [`/v1/pets/${pet.id}`, `/v1/pets/${NEVER_ASSIGNED}`, '/v1/pets/rex']) {
         const res = await api.inject({ url: path, headers: api.auth })
-        assert.equal(res.statusCode, 410, `${path} at ${new Date(at).toISOString()}`)
-        assert.deepEqual(res.json(), GONE)
+        assertError(res, 410, 'gone', GONE, { label: `${path} at ${new Date(at).toISOString()}` })
         assert.deepEqual(deprecationHeadersOf(res.headers), DEPRECATION_HEADERS)
       }
     }

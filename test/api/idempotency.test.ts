@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { buildTestApp, issueKey, json, type TestApp } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { scrape } from '../helpers/scrape.ts'
 import { purgeExpiredRecords } from '../../src/pets/idempotency.ts'
 
@@ -48,12 +49,7 @@ describe('createPet with Idempotency-Key', () => {
     await create(app, 'order-2', '{"name":"Rex","categoryId":9223372036854775807}')
     for (const other of ['{"name":"Rex","categoryId":9223372036854775806}', '{"name":"Rexy","categoryId":9223372036854775807}', '{"name":"Rex","categoryId":9223372036854775807,"status":"sold"}']) {
       const res = await create(app, 'order-2', other)
-      assert.equal(res.statusCode, 422, other)
-      assert.deepEqual(JSON.parse(res.body), {
-        code: 'idempotency_conflict',
-        message: 'This Idempotency-Key was already used with a different body; use a new key for a new request.',
-        status: 422
-      })
+      assertError(res, 422, 'idempotency_conflict', 'This Idempotency-Key was already used with a different body; use a new key for a new request.', { label: other })
     }
     assert.equal(await app.store.countPets(), 1)
   })
@@ -95,8 +91,9 @@ describe('createPet with Idempotency-Key', () => {
     const malformed = ['', ' ', 'a b', 'a, b', 'a'.repeat(256), '"', '""', '"a', '"a\\x"', `"${'a'.repeat(256)}"`, 'caf\u00e9', 'tab\there']
     for (const key of malformed) {
       const res = await create(app, key, '{"name":"Rex","categoryId":7}')
-      assert.equal(res.statusCode, 400, JSON.stringify(key))
-      assert.deepEqual(JSON.parse(res.body).details, [{ field: 'header.idempotency-key', message: 'is not valid' }], JSON.stringify(key))
+      assertError(res, 400, 'invalid_request', 'Invalid request: header.idempotency-key is not valid.', {
+        details: [{ field: 'header.idempotency-key', message: 'is not valid' }], label: JSON.stringify(key)
+      })
     }
     assert.equal(await app.store.countPets(), 0)
   })

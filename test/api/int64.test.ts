@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { buildTestApp, json } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 
 /**
  * int64 means the whole signed 64-bit range, exactly: JSON.parse alone would turn
@@ -11,13 +12,13 @@ const INT64_EXACT = ['9223372036854775807', '-9223372036854775808', '90071992547
 
 const NOT_INT64 = 'must be a signed 64-bit integer written without a fraction or exponent'
 const OUT_OF_INT64 = 'must be a signed 64-bit integer (-9223372036854775808 to 9223372036854775807)'
+/** The message and details of the 400 invalid_request for a categoryId. */
 const badCategoryId = (message: string) => ({
-  code: 'invalid_request',
   message: `Invalid request: body.categoryId ${message}.`,
-  status: 400,
   details: [{ field: 'body.categoryId', message }]
 })
-const BAD_PET_ID = { code: 'invalid_request', message: 'Invalid request: path.petId must be an integer (int64).', status: 400, details: [{ field: 'path.petId', message: 'must be an integer (int64)' }] }
+const BAD_PET_ID = 'Invalid request: path.petId must be an integer (int64).'
+const BAD_PET_ID_DETAILS = [{ field: 'path.petId', message: 'must be an integer (int64)' }]
 
 describe('int64 categoryId', () => {
   test('comes back as the same text from createPet, getPet and listPets over the whole range', async (t) => {
@@ -36,7 +37,7 @@ describe('int64 categoryId', () => {
     }
   })
 
-  const rejected: Array<[literal: string, body: unknown]> = [
+  const rejected: Array<[literal: string, error: ReturnType<typeof badCategoryId>]> = [
     ['9223372036854775808', badCategoryId(OUT_OF_INT64)],
     ['-9223372036854775809', badCategoryId(OUT_OF_INT64)],
     ['18446744073709551616', badCategoryId(OUT_OF_INT64)],
@@ -51,12 +52,11 @@ describe('int64 categoryId', () => {
   ]
   test('outside int64, fractions, exponents and numeric strings are 400 and store nothing', async (t) => {
     const api = await buildTestApp(t)
-    for (const [literal, body] of rejected) {
+    for (const [literal, { message, details }] of rejected) {
       await t.test(literal, async () => {
         const before = await api.store.countPets()
         const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: `{"name":"Big","categoryId":${literal}}` })
-        assert.equal(res.statusCode, 400)
-        assert.deepEqual(res.json(), body)
+        assertError(res, 400, 'invalid_request', message, { details })
         assert.equal(await api.store.countPets(), before)
       })
     }
@@ -69,8 +69,7 @@ describe('int64 petId', () => {
     for (const literal of ['9223372036854775807', '-9223372036854775808']) {
       await t.test(literal, async () => {
         const res = await api.inject({ url: `/v1/pets/${literal}`, headers: api.auth })
-        assert.equal(res.statusCode, 404)
-        assert.deepEqual(res.json(), { code: 'not_found', message: `No pet has id ${literal}.`, status: 404 })
+        assertError(res, 404, 'not_found', `No pet has id ${literal}.`)
       })
     }
   })
@@ -80,8 +79,7 @@ describe('int64 petId', () => {
     for (const text of ['9223372036854775808', '-9223372036854775809', '99999999999999999999', '1.5', '1e3', '01', '+1', '0x1', '%201', 'one']) {
       await t.test(JSON.stringify(text), async () => {
         const res = await api.inject({ url: `/v1/pets/${text}`, headers: api.auth })
-        assert.equal(res.statusCode, 400)
-        assert.deepEqual(res.json(), BAD_PET_ID)
+        assertError(res, 400, 'invalid_request', BAD_PET_ID, { details: BAD_PET_ID_DETAILS })
       })
     }
   })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { generateApiKey } from '../../src/auth/api-key.ts'
 import { buildTestApp, issueKey, json, TEST_AUDIT } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { runCli } from '../helpers/processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
@@ -111,12 +112,7 @@ test('a retry after keys rotate replays: the successors see the predecessor\'s I
   assert.deepEqual(replayed.json(), pet)
 
   const conflict = await create(successor, '{"name":"Tom","categoryId":7}')
-  assert.equal(conflict.statusCode, 422, conflict.body)
-  assert.deepEqual(conflict.json(), {
-    code: 'idempotency_conflict',
-    message: 'This Idempotency-Key was already used with a different body; use a new key for a new request.',
-    status: 422
-  })
+  assertError(conflict, 422, 'idempotency_conflict', 'This Idempotency-Key was already used with a different body; use a new key for a new request.')
 
   // A chain of two rotations is still one lineage.
   const successorId = (await api.store.listApiKeys()).at(-1)!.id

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildTestApp, json } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 
 /**
  * Names are stored byte for byte: no trimming, no Unicode normalization, no re-encoding.
@@ -50,11 +51,7 @@ test('a name of 201 code points is 400, whether ASCII, emoji or combining marks'
   for (const [what, name] of tooLong) {
     await t.test(what, async () => {
       const res = await api.inject({ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: JSON.stringify({ name, categoryId: 7 }) })
-      assert.equal(res.statusCode, 400)
-      assert.deepEqual(res.json(), {
-        code: 'invalid_request',
-        message: 'Invalid request: body.name must NOT have more than 200 characters.',
-        status: 400,
+      assertError(res, 400, 'invalid_request', 'Invalid request: body.name must NOT have more than 200 characters.', {
         details: [{ field: 'body.name', message: 'must NOT have more than 200 characters' }]
       })
     })
