@@ -23,7 +23,7 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   const logStream = batchedStdout()
   const app = await buildApp({ config, store, redis, logStream, tracing })
   if (tracing) app.addHook('onClose', () => tracing.shutdown())
-  // Which release last changed the schema, for a rollback (docs/operations.md).
+  // Which release last changed the schema, for a rollback (docs/operations/backups.md).
   if (migrations.length > 0) app.log.info({ migrations }, 'migrations applied')
   if (firstKey) app.log[firstKey.level](firstKey.fields, firstKey.message)
   for (const { old, current, message } of renamedSettings(env)) app.log.warn({ setting: old, renamedTo: current }, message)

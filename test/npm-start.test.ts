@@ -73,5 +73,5 @@ test('the image and the documented command start Node with the options npm start
   const expected = nodeOptionsOf(start)
   assert.deepEqual(expected, ['--max-semi-space-size=8', '--heap-growing-percent=20', '--no-allocation-site-pretenuring'])
   assert.deepEqual(nodeOptionsOf(/^ENTRYPOINT .*$/m.exec(read('Containerfile'))![0]), expected)
-  assert.deepEqual(nodeOptionsOf(/^ {2}node_modules\/\.bin\/node .*$/m.exec(read('docs/operations.md'))![0]), expected)
+  assert.deepEqual(nodeOptionsOf(/^ {2}node_modules\/\.bin\/node .*$/m.exec(read('docs/operations/run.md'))![0]), expected)
 })

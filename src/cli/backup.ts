@@ -40,7 +40,7 @@ export function backupCommand (env: Env): Command {
 
 export function restoreCommand (env: Env): Command {
   return new Command('restore')
-    .description('Replace the SQLite database with the backup FILE, once it is checked (integrity, the tables of its migration, a migration not ahead of this release). Refused while the service or another command has the database open. The replaced database is kept beside it as DATABASE.before-restore-TIME (0600). On PostgreSQL, stop every instance and use pg_restore: see docs/operations.md.')
+    .description('Replace the SQLite database with the backup FILE, once it is checked (integrity, the tables of its migration, a migration not ahead of this release). Refused while the service or another command has the database open. The replaced database is kept beside it as DATABASE.before-restore-TIME (0600). On PostgreSQL, stop every instance and use pg_restore: see docs/operations/backups.md.')
     .usage('FILE [--json]')
     .argument('[file]')
     .option('--json', 'print what was restored as JSON')
@@ -49,7 +49,7 @@ export function restoreCommand (env: Env): Command {
       const url = loadConfig(env).DATABASE_URL
       if (!url.startsWith('sqlite:')) {
         // Replacing a schema takes DROP SCHEMA … CASCADE, with every instance, on every host, stopped.
-        throw new Failure('restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations.md "Back up and restore" shows', 'unsupported')
+        throw new Failure('restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations/backups.md "Back up and restore" shows', 'unsupported')
       }
       const { sqlitePath } = await import('../store/sqlite/sqlite-store.ts')
       const { restoreSqlite } = await import('./sqlite-restore.ts')

@@ -137,7 +137,7 @@ imageTest('the image serves, writes the first key to a 0600 file on the volume a
   assert.equal(await podman('exec', containers[0]!, 'stat', '-c', '%a %u:%g', KEY_FILE), `600 ${UID}:${UID}`)
   const key = await podman('exec', containers[0]!, 'cat', KEY_FILE)
   assert.match(key, new RegExp(`^${KEY.source}$`))
-  // The CLI runs in the image as docs/operations.md says, with node and no npm.
+  // The CLI runs in the image as docs/operations/run.md says, with node and no npm.
   assert.match(await podman('exec', containers[0]!, 'node', 'src/cli.ts', 'keys', 'list'), new RegExp(`\t${key.slice(0, 12)}…\t`))
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const created = await fetch(`${origin}/v1/pets`, { method: 'POST', headers, body: '{"name":"Boxed","categoryId":3,"status":"sold"}' })

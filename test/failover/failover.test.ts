@@ -232,7 +232,7 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
   const listed = await runCli(['keys', 'list', '--json'], printed)
   assert.deepEqual(JSON.parse(listed.stdout).map((row: { id: number, name: string }) => [row.id, row.name]), [[1, 'printed-uri']], listed.stderr)
 
-  // The rest as operations.md says: the printed URI with the user and a schema of its own.
+  // The rest as docs/operations/high-availability.md says: the printed URI with the user and a schema of its own.
   const databaseUrl = `${formation.uri}&schema=petstore`
   const migrated = await runCli(['migrate'], { DATABASE_URL: databaseUrl })
   assert.equal(migrated.code, 0, migrated.stderr)

@@ -8,8 +8,8 @@ import pg from 'pg'
 import { freePort } from '../helpers/haproxy.ts'
 
 /**
- * A pg_auto_failover formation of its own on loopback, as docs/operations.md ("High
- * availability") sets one up with Debian's packages: a monitor and two PostgreSQL 15 nodes, the
+ * A pg_auto_failover formation of its own on loopback, as docs/operations/high-availability.md
+ * ("Set it up") sets one up with Debian's packages: a monitor and two PostgreSQL 15 nodes, the
  * standby synchronous (`synchronous_standby_names = 'ANY 1 (…)'`), each run by `pg_autoctl` in
  * the foreground as the user postgres (pg_autoctl refuses root), on free ports, in a temporary
  * folder owned by postgres. Nothing here touches another PostgreSQL on the machine, and every

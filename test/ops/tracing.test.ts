@@ -100,7 +100,7 @@ async function checkTracedRead (t: TestContext, databaseUrl: string, dbSystem: s
   assert.equal(serverSpan.resource['service.name'], 'petstore')
   assert.deepEqual(storeSpan.attributes, { 'db.system.name': dbSystem, 'petstore.store.operation': 'getPet' })
   assert.ok(descendsFrom(storeSpan, serverSpan, receiver.spans()), 'the store span is below the request span')
-  // The route's handler is named by its operation, as docs/operations.md says.
+  // The route's handler is named by its operation, as docs/operations/observe.md says.
   const handlerSpan = await waitFor('handler span', () => inTrace().find((span) => span.name === 'handler - getPet'))
   assert.equal(handlerSpan.parentSpanId, serverSpan.spanId, JSON.stringify(inTrace().map((span) => span.name)))
 

@@ -38,6 +38,6 @@ test('petstore backup on PostgreSQL writes a checked pg_dump of the ?schema= to 
   assert.deepEqual(await runCli(['restore', file], { DATABASE_URL: url }), {
     code: 1,
     stdout: '',
-    stderr: 'petstore restore: restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations.md "Back up and restore" shows\n'
+    stderr: 'petstore restore: restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations/backups.md "Back up and restore" shows\n'
   })
 })

@@ -11,22 +11,23 @@ import { freshSchema } from '../helpers/pg-schema.ts'
 import { tempDir } from '../helpers/processes.ts'
 
 /**
- * docs/operations.md, "Two instances in under five minutes", run as written: its shell block,
+ * docs/operations/instances.md, "Two instances in under five minutes", run as written: its shell block,
  * with its database on a schema of the test's own, its ports on free ones and its log files in a
  * folder of the test's own. `npm ci` is left out (the tests run in the installed tree). Two
  * instances of `npm start` on one host, each with the ports the recipe gives it.
  */
 
 const ROOT = new URL('../..', import.meta.url).pathname
-const HEADING = '### Two instances in under five minutes'
+const PAGE = 'docs/operations/instances.md'
+const HEADING = '## Two instances in under five minutes'
 const RECIPE_TIMEOUT_MS = 60_000
 
 /** The recipe's shell block, as the page has it. */
 function recipe (): string {
-  const page = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8')
+  const page = readFileSync(join(ROOT, PAGE), 'utf8')
   const section = page.slice(page.indexOf(HEADING))
   const block = /```sh\n([\s\S]*?)```/.exec(section)
-  assert.ok(page.includes(HEADING) && block, `docs/operations.md has "${HEADING}" and a sh block under it`)
+  assert.ok(page.includes(HEADING) && block, `${PAGE} has "${HEADING}" and a sh block under it`)
   return block[1]!
 }
 
@@ -43,7 +44,7 @@ async function freePorts (count: number): Promise<number[]> {
   return ports
 }
 
-test('the two-instance recipe of docs/operations.md works as written: both instances start on one host, a pet made on one is listed by the other, the revoked key gets 401 from both', { timeout: 120_000 }, async (t) => {
+test('the two-instance recipe of docs/operations/instances.md works as written: both instances start on one host, a pet made on one is listed by the other, the revoked key gets 401 from both', { timeout: 120_000 }, async (t) => {
   const { url } = freshSchema(t)
   const dir = tempDir(t)
   const [first, ...rest] = recipe().split('\n')

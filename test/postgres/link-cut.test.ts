@@ -17,11 +17,11 @@ import type { TcpProxy } from '../helpers/tcp-proxy.ts'
 
 const CONNECT_TIMEOUT_MS = 500
 const STATEMENT_TIMEOUT_MS = 1000
-// The documented bounds on a silent link (operations.md, "When something is away"): a request
-// waits at most DATABASE_CONNECT_TIMEOUT_MS for a connection and DATABASE_STATEMENT_TIMEOUT_MS
-// + 1 s for a statement; a create without Idempotency-Key may first wait for the batch of
-// creates already being written (writes.ts) to fail the same way, so up to twice that. Plus
-// slack for a busy machine.
+// The documented bounds on a silent link (docs/operations/observe.md, "When something is
+// away"): a request waits at most DATABASE_CONNECT_TIMEOUT_MS for a connection and
+// DATABASE_STATEMENT_TIMEOUT_MS + 1 s for a statement; a create without Idempotency-Key may
+// first wait for the batch of creates already being written (writes.ts) to fail the same way,
+// so up to twice that. Plus slack for a busy machine.
 const SLACK_MS = 2000
 const RESPONSE_BOUND_MS = CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000 + SLACK_MS
 const BATCHED_CREATE_BOUND_MS = 2 * (CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000) + SLACK_MS

@@ -18,8 +18,8 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts'
 const CONNECT_TIMEOUT_MS = 1000
 const STATEMENT_TIMEOUT_MS = 2000
 const HOSTS = 2
-// The documented bound (operations.md): each host tried once within the connect timeout, then
-// a statement and its read margin; plus slack for a busy machine.
+// The documented bound (docs/operations/observe.md): each host tried once within the connect
+// timeout, then a statement and its read margin; plus slack for a busy machine.
 const RESPONSE_BOUND_MS = HOSTS * CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1000 + 3000
 const RECOVERS_WITHIN_MS = 15_000
 
