@@ -7,6 +7,7 @@ import { clientErrorHandler } from '../../src/http/client-errors.ts'
 import { limitConnections } from '../../src/http/client-connections.ts'
 import { createMetrics } from '../../src/ops/metrics.ts'
 import { testConfig } from '../helpers/app.ts'
+import { assertError, type ErrorCode } from '../helpers/errors.ts'
 import { documentedErrors, exchange, listenTestApp, openSocket, readResponse, sleep, type RawResponse } from '../helpers/raw-http.ts'
 
 /**
@@ -24,9 +25,8 @@ const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none';frame-ancestors 'none'"
 }
 
-function assertErrorResponse (response: RawResponse, status: number, code: string, message: string, url = '/v1/pets', method = 'GET') {
-  assert.deepEqual({ status: response.status, type: response.headers['content-type'], body: JSON.parse(response.body) },
-    { status, type: 'application/json; charset=utf-8', body: { code, message, status } })
+function assertErrorResponse (response: RawResponse, status: number, code: ErrorCode, message: string, url = '/v1/pets', method = 'GET') {
+  assertError(response, status, code, message)
   assert.deepEqual(documentedErrors(method, url, response), [])
   const security = Object.fromEntries(Object.keys(SECURITY_HEADERS).map((name) => [name, response.headers[name]]))
   assert.deepEqual(security, SECURITY_HEADERS)

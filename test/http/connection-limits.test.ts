@@ -6,6 +6,7 @@ import { describe, test } from 'node:test'
 import { addressKey } from '../../src/auth/rate-limits.ts'
 import { SILENT_AFTER_MS } from '../../src/http/connection-slots.ts'
 import { buildTestApp } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { captureLog } from '../helpers/log-capture.ts'
 import { listenTestApp, readResponse, sleep } from '../helpers/raw-http.ts'
 import { closedWithin, connectFrom, healthz, keyedList } from '../helpers/connections.ts'
@@ -64,14 +65,11 @@ describe('connection slots over real sockets', () => {
     const refused = await connectFrom(t, port, '127.0.0.9')
     const reply = readResponse(refused)
     refused.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n')
-    const { status, headers, body } = await reply
+    const response = await reply
+    const { headers } = response
     const requestId = headers['x-request-id']
-    assert.deepEqual({ status, retryAfter: headers['retry-after'], connection: headers.connection, body: JSON.parse(body) }, {
-      status: 503,
-      retryAfter: '1',
-      connection: 'close',
-      body: { code: 'unavailable', message: `The server holds all the connections it serves (MAX_CONNECTIONS) and each is busy; retry after the time in Retry-After. (request id ${requestId})`, status: 503 }
-    })
+    assertError(response, 503, 'unavailable', `The server holds all the connections it serves (MAX_CONNECTIONS) and each is busy; retry after the time in Retry-After. (request id ${requestId})`)
+    assert.deepEqual({ retryAfter: headers['retry-after'], connection: headers.connection }, { retryAfter: '1', connection: 'close' })
     assert.match(String(requestId), /^[0-9a-f-]{36}$/)
     await once(refused, 'close')
     assert.deepEqual(await closedWithin(busy[0]!, 200), { closed: false, bytes: 0 }, 'the busy connections are untouched')
@@ -108,13 +106,9 @@ describe('connection slots over real sockets', () => {
     await sleep(200)
     // The idle keep-alive connection is the same address's: the receiving one goes first.
     assert.equal(await keyedList(await connectFrom(t, port, '127.0.0.3'), key), 200)
-    const { status, headers, body } = await slowReply
-    assert.deepEqual({ status, retryAfter: headers['retry-after'], connection: headers.connection, body: JSON.parse(body) }, {
-      status: 503,
-      retryAfter: '1',
-      connection: 'close',
-      body: { code: 'unavailable', message: 'The server needed this connection for another client; retry the request.', status: 503 }
-    })
+    const response = await slowReply
+    assertError(response, 503, 'unavailable', 'The server needed this connection for another client; retry the request.')
+    assert.deepEqual({ retryAfter: response.headers['retry-after'], connection: response.headers.connection }, { retryAfter: '1', connection: 'close' })
     await slowClosed
   })
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildTestApp, json } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { captureLog } from '../helpers/log-capture.ts'
 
 const SQL_FAILURE = 'SQLITE_CORRUPT: database disk image is malformed in "SELECT id, name FROM pets WHERE id = ?"'
@@ -21,8 +22,7 @@ test('an internal failure replies 500 with the Error body and no stack, SQL or l
   for (const [i, request] of requests.entries()) {
     const requestId = `fault-${i}`
     const res = await app.inject({ ...request, headers: { ...request.headers, 'x-request-id': requestId } })
-    assert.equal(res.statusCode, 500)
-    assert.deepEqual(JSON.parse(res.body), { code: 'internal', message: `The request failed on the server (request id ${requestId}).`, status: 500 })
+    assertError(res, 500, 'internal', `The request failed on the server (request id ${requestId}).`)
     assert.doesNotMatch(res.body, /SQLITE|SELECT|at .*\.ts/)
     const logged = log.entries().find((entry) => entry.reqId === requestId && entry.level === 50) as { err?: { message: string, stack: string } } | undefined
     assert.equal(logged?.err?.message, SQL_FAILURE, 'the log keeps what went wrong, under the request id')

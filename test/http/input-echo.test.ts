@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { buildTestApp, json } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 
 /**
  * No response quotes more than 200 characters of what the client sent: a 9 000-character path,
@@ -15,10 +16,10 @@ test('a 404 names the path with at most 200 characters of it, cut with an ellips
   const api = await buildTestApp(t)
   for (const path of [`/${LONG}`, `/v1/${LONG}`, `/docs/${LONG}`]) {
     const res = await api.inject({ url: `${path}?q=${LONG}` })
-    assert.deepEqual(res.json(), { code: 'not_found', message: `No route for GET ${path.slice(0, 199)}….`, status: 404 })
+    assertError(res, 404, 'not_found', `No route for GET ${path.slice(0, 199)}….`)
   }
   const short = await api.inject({ method: 'DELETE', url: `/${'Q'.repeat(199)}` })
-  assert.equal(short.json().message, `No route for DELETE /${'Q'.repeat(199)}.`, '200 characters are quoted whole')
+  assertError(short, 404, 'not_found', `No route for DELETE /${'Q'.repeat(199)}.`, { label: '200 characters are quoted whole' })
 })
 
 test('no error response quotes more than 200 characters of a long path, query value, header or body field', async (t) => {

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { loadConfig } from '../../src/config.ts'
 import { buildTestApp, createTestStore, issueKey, testConfig } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { listenTestApp, openSocket, readResponse, sleep } from '../helpers/raw-http.ts'
 import { send, startServer } from '../helpers/server-process.ts'
 
@@ -90,7 +91,8 @@ describe('limits on what one client can make the server do', () => {
     // Past the grace, in which the monitor's samples hold start-up work, not load.
     clock += 2000
     const shed = await testApp.inject({ url: '/v1/pets', headers: testApp.auth })
-    assert.deepEqual({ status: shed.statusCode, retryAfter: shed.headers['retry-after'], code: JSON.parse(shed.body).code }, { status: 503, retryAfter: '5', code: 'unavailable' })
+    assertError(shed, 503, 'unavailable', `The server is overloaded; retry after the time in Retry-After. (request id ${shed.headers['x-request-id']})`)
+    assert.equal(shed.headers['retry-after'], '5')
     assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200)
   })
 
