@@ -1,8 +1,8 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
-import { ApiError, errorBody } from '../http/errors.ts'
-import type { KeyScope, Store } from '../store/types.ts'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
+import { fixedErrorJson } from '../http/error-body.ts'
+import { ApiError } from '../http/errors.ts'
+import type { KeyScope } from '../store/types.ts'
 import { credentialsOf, isUsable, INVALID_KEY } from './credentials.ts'
-import type { KeyCache } from './key-cache.ts'
 import { refuseDuplicateCredentials } from './duplicate-credentials.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
@@ -25,7 +25,7 @@ const TOUCH_INTERVAL_MS = 60_000
  * Made once and sent as it is, without the error handler: a 401 is the cheapest reply the
  * service gives, and keeps so.
  */
-const UNAUTHORIZED_BODY = JSON.stringify(errorBody('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.'))
+const unauthorizedJson = fixedErrorJson('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.')
 
 const READ_ONLY = 'This API key is read-only: it may list and get animals but not add them; use a key with the write scope.'
 
@@ -34,12 +34,12 @@ const READ_ONLY = 'This API key is read-only: it may list and get animals but no
  * unauthenticated request never learns whether its body or parameters were right. The
  * message never says whether a key exists. A request with a usable key goes on to admitKey.
  */
-export function bearerAuth (keys: KeyCache, store: Store, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
+export function bearerAuth ({ keys, store, now, limits }: FastifyInstance): onRequestAsyncHookHandler {
   const lastTouched = new Map<number, number>()
 
   async function refuse (request: FastifyRequest, reply: FastifyReply, challenge: string): Promise<FastifyReply> {
     await limits.countFailure(request, reply)
-    return reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY)
+    return reply.code(401).header('www-authenticate', challenge).type('application/json; charset=utf-8').send(unauthorizedJson(request.id))
   }
 
   function touch (request: FastifyRequest, keyId: number, at: number) {

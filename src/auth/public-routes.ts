@@ -1,7 +1,5 @@
-import type { onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import { credentialsOf, isUsable } from './credentials.ts'
-import type { KeyCache } from './key-cache.ts'
-import type { AuthLimits } from './rate-limits.ts'
 
 /**
  * The rate limit of the public routes: everything outside the pet operations that is not a
@@ -11,7 +9,7 @@ import type { AuthLimits } from './rate-limits.ts'
  * free: against the caller's key when it sends a usable one, else against its address (the
  * failed-auth limit), and it carries that limit's RateLimit fields.
  */
-export function publicRoutesLimit (keys: KeyCache, now: () => number, limits: AuthLimits): onRequestAsyncHookHandler {
+export function publicRoutesLimit ({ keys, now, limits }: FastifyInstance): onRequestAsyncHookHandler {
   return async function countPublicRequest (request, reply) {
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
     const { hash } = credentialsOf(request)

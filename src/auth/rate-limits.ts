@@ -1,8 +1,8 @@
-import { normalizeIP } from '@fastify/rate-limit'
 import LocalStore, { type Count, type RateLimitStore } from '@fastify/rate-limit/store/LocalStore.js'
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import { addressKey } from '../http/client-address.ts'
 import { ApiError } from '../http/errors.ts'
 import type { RedisBreaker } from './redis-breaker.ts'
 
@@ -73,16 +73,6 @@ function defineLimit (name: string, kind: string, quota: number, settings: RateL
   const store = limitStore(kind, { redis: settings.redis?.client, redisKeyPrefix: settings.redisKeyPrefix })
   return { name, quota, policy: `"${name}";q=${quota};w=${WINDOW_MS / 1000}`, store, breaker: settings.redis }
 }
-
-/**
- * The key a client address is counted under, here and by the per-address connection cap:
- * normalizeIP's, so an IPv4-mapped IPv6 address (a dual-stack listener's view of an IPv4
- * client) is its IPv4 address, and an IPv6 address stands for its /64, which one host can
- * otherwise walk through. An address without a colon is IPv4, which normalizeIP returns as it
- * is, after testing it against its long IPv6 pattern: that test was most of this key's cost on
- * every 401.
- */
-export const addressKey = (address: string) => address.includes(':') ? normalizeIP(address) : address
 
 const addressOf = (request: FastifyRequest) => addressKey(request.ip)
 

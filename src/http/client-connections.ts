@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
 import type { Counter } from 'prom-client'
-import { addressKey } from '../auth/rate-limits.ts'
 import type { Config } from '../config.ts'
+import { addressKey } from './client-address.ts'
 import { ConnectionSlots, type ConnectionState } from './connection-slots.ts'
 import { ApiError } from './errors.ts'
 import { replyAndClose } from './raw-replies.ts'
@@ -112,7 +113,8 @@ export interface ConnectionCounters {
  * unheard only past twice MAX_CONNECTIONS, a bound on file descriptors that such refusals, each
  * closed after its reply or its first-byte timeout, reach only in a flood.
  */
-export function limitConnections (app: FastifyInstance, config: ConnectionSettings, counters: ConnectionCounters) {
+export const limitConnections = fp(async function limitConnections (app: FastifyInstance) {
+  const { config, metrics: { connections: counters } } = app
   const server = app.server
   server.maxConnections = 2 * config.MAX_CONNECTIONS
   // With a listener here Node no longer destroys a socket on inactivity by itself: only a
@@ -181,7 +183,7 @@ export function limitConnections (app: FastifyInstance, config: ConnectionSettin
   app.addHook('preClose', async () => {
     for (const socket of open) if (socket.bytesRead === 0) socket.destroy()
   })
-}
+}, { name: 'connection-limits', decorators: { fastify: ['config', 'metrics'] } })
 
 /** One warning a minute at most while the process is full: a flood cannot flood the log. */
 const PRESSURE_WARNING_EVERY_MS = 60_000

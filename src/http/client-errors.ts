@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { responseBegun } from './client-connections.ts'
 import { ApiError, errorHandler } from './errors.ts'
 import { closeWhenSent, replyAndClose } from './raw-replies.ts'
@@ -34,12 +35,12 @@ export function clientErrorHandler (this: FastifyInstance, error: NodeJS.ErrnoEx
  * hands such a request to the server's 'connect' listeners and, when there is none, closes the
  * connection without a word. An empty Allow says that the target allows no method.
  */
-export function refuseConnect (app: FastifyInstance) {
+export const refuseConnect = fp(async function refuseConnect (app: FastifyInstance) {
   app.server.on('connect', (_request: unknown, socket: Socket) => {
     app.log.info({ code: 'method_not_allowed', method: 'CONNECT' }, 'request rejected: CONNECT')
     replyAndClose(socket, 'method_not_allowed', 'CONNECT is not allowed: this service is not a proxy.', ['Allow: '])
   })
-}
+}, { name: 'refuse-connect' })
 
 /** Errors of the router (undecodable URL, overlong path parameter): a 400 like any bad path. */
 export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {

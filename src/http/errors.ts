@@ -1,9 +1,9 @@
 import createError from '@fastify/error'
-import type { FastifyError, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
-import { BODY_LIMIT_TEXT, ERROR_CODES, ERROR_DETAILS_MAX, ERROR_MESSAGE_MAX, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { BODY_LIMIT_TEXT, ERROR_CODES, type ErrorBody, type ErrorCode } from '../contract/schemas.ts'
+import { echoed, errorBody, type ErrorDetail } from './error-body.ts'
 import { StorageFailureError, StoreUnavailableError } from '../store/store-errors.ts'
-
-export interface ErrorDetail { field: string, message: string }
 
 /**
  * The base of ApiError: an Error (Fastify sends it to the error handler) made without capturing
@@ -44,50 +44,26 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'The Content-Length header does not match the body.'
 }
 
-/** Messages can quote the request (a path, a parser's complaint): cut them to the documented bound. */
-function bounded (text: string, max: number): string {
-  // A string of at most max UTF-16 units has at most max code points: nothing to count.
-  if (text.length <= max) return text
-  const chars = [...text]
-  return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…'
-}
-
-/** The most characters of client input (a path, a header value) that a message quotes. */
-const INPUT_ECHO_MAX = 200
-
-/** Client input as a message quotes it: at most INPUT_ECHO_MAX characters, cut with an ellipsis. */
-export function echoed (input: string): string {
-  return bounded(input, INPUT_ECHO_MAX)
-}
-
-export function errorBody (code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
-  const body: ErrorBody = { code, message: bounded(message, ERROR_MESSAGE_MAX), status: ERROR_CODES[code] }
-  if (details && details.length > 0) {
-    body.details = details.slice(0, ERROR_DETAILS_MAX).map((d) => ({ field: bounded(d.field, 100), message: bounded(d.message, 500) }))
-  }
-  return body
-}
-
 /**
  * Turns anything thrown into the Error body. Client errors say what was wrong; server errors
  * say only that something failed and which request it was, and the detail goes to the log.
  */
 export function toErrorBody (error: FastifyError | ApiError, requestId: string): ErrorBody {
   // The database's name and the driver's words stay in the log.
-  if (error instanceof StoreUnavailableError) return errorBody('unavailable', `The store is unavailable; retry later (request id ${requestId}).`)
+  if (error instanceof StoreUnavailableError) return errorBody('unavailable', `The store is unavailable; retry later (request id ${requestId}).`, requestId)
   if (error instanceof ApiError) {
-    if (error.statusCode >= 500) return errorBody(error.code, `${error.message} (request id ${requestId})`)
-    return errorBody(error.code, error.message, error.details)
+    if (error.statusCode >= 500) return errorBody(error.code, `${error.message} (request id ${requestId})`, requestId)
+    return errorBody(error.code, error.message, requestId, error.details)
   }
   const status = typeof error.statusCode === 'number' ? error.statusCode : 500
   if (status >= 400 && status < 500) {
     const code = CODE_BY_STATUS.get(status) ?? 'invalid_request'
     // Fastify's and Node's words can quote the request.
     const message = FRAMEWORK_MESSAGES[error.code] ?? (code === 'invalid_request' ? echoed(error.message) : defaultMessage(code))
-    return errorBody(code, message)
+    return errorBody(code, message, requestId)
   }
-  if (status === 503) return errorBody('unavailable', `The service is unavailable; retry later (request id ${requestId}).`)
-  return errorBody('internal', `The request failed on the server (request id ${requestId}).`)
+  if (status === 503) return errorBody('unavailable', `The service is unavailable; retry later (request id ${requestId}).`, requestId)
+  return errorBody('internal', `The request failed on the server (request id ${requestId}).`, requestId)
 }
 
 function defaultMessage (code: ErrorCode): string {
@@ -104,6 +80,11 @@ export function errorHandler (error: FastifyError | ApiError, request: FastifyRe
   return reply.code(body.status).type('application/json').send(body)
 }
 
+/** Every error a route, hook or parser throws becomes the Error body, through errorHandler. */
+export const errorReplies = fp(async function errorReplies (app: FastifyInstance) {
+  app.setErrorHandler(errorHandler)
+}, { name: 'error-replies' })
+
 function logFailure (error: FastifyError | ApiError, body: ErrorBody, request: FastifyRequest) {
   // A full disk, a read-only or failing storage: logged once when writes start failing and once
   // when they work again (ops/health.ts), not for each request it fails meanwhile.
@@ -119,7 +100,7 @@ function logFailure (error: FastifyError | ApiError, body: ErrorBody, request: F
 }
 
 export function notFoundHandler (request: FastifyRequest, reply: FastifyReply) {
-  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${echoed(request.url.split('?')[0]!)}.`))
+  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${echoed(request.url.split('?')[0]!)}.`, request.id))
 }
 
 /**

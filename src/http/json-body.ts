@@ -1,3 +1,5 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { INT64_MAX, INT64_MIN } from '../contract/schemas.ts'
 import { ApiError, invalidRequest } from './errors.ts'
 
@@ -66,3 +68,15 @@ export function parseJsonBody (text: string): unknown {
     throw error
   }
 }
+
+/**
+ * The one body parser: application/json, UTF-8, integers exact. Synchronous, so that what it
+ * throws (415, 400) Fastify hands to the error handler like any other refusal.
+ */
+export const jsonBodies = fp(async function jsonBodies (app: FastifyInstance) {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser<Buffer>('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    assertUtf8(request.headers['content-type'])
+    done(null, parseJsonBytes(body))
+  })
+}, { name: 'json-bodies' })

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 
 /** The bounds of one lingering close. */
 export interface LingerBounds {
@@ -35,13 +36,13 @@ export const LINGER: LingerBounds = { ms: 2000, bytes: 4 * 1024 * 1024 }
  * A response that keeps the connection (Node then reads the rest of the body itself) leaves the
  * socket as it was.
  */
-export function lingeringClose (app: FastifyInstance, bounds: LingerBounds = LINGER) {
+export const lingeringClose = fp(async function lingeringClose (app: FastifyInstance, { bounds = LINGER }: { bounds?: LingerBounds }) {
   app.addHook('onSend', (request, reply, payload, done) => {
     // `=== false`: only a request read from a socket says; an injected one has no such field.
     if (request.raw.complete === false) armLinger(request.raw, reply.raw, bounds)
     done(null, payload)
   })
-}
+}, { name: 'lingering-close' })
 
 function armLinger (request: IncomingMessage, response: ServerResponse, bounds: LingerBounds) {
   const socket = request.socket

@@ -7,17 +7,13 @@ import { routeTemplateOf } from './route-template.ts'
 // Two samples of the load-shedding monitor (one a second).
 const STARTUP_GRACE_MS = 2000
 
-export interface LoadSheddingOptions {
-  /** MAX_EVENT_LOOP_DELAY_MS: a longer delay of the event loop sheds requests; 0 switches shedding off. */
-  maxEventLoopDelayMs: number
-  now: () => number
-}
-
 /**
- * 503 `unavailable` with Retry-After while the event loop lags, rather than slowing every
- * request down. After the CORS plugin, so that a page can read the 503 too.
+ * 503 `unavailable` with Retry-After while the event loop lags longer than
+ * MAX_EVENT_LOOP_DELAY_MS (0 switches shedding off), rather than slowing every request down.
+ * After the CORS plugin, so that a page can read the 503 too.
  */
-export const loadShedding = fp(async function loadShedding (app: FastifyInstance, { maxEventLoopDelayMs, now }: LoadSheddingOptions) {
+export const loadShedding = fp(async function loadShedding (app: FastifyInstance) {
+  const { now, config: { MAX_EVENT_LOOP_DELAY_MS: maxEventLoopDelayMs } } = app
   // The first samples of the event loop hold start-up work (compiling schemas), not load.
   let shedFrom = Infinity
   app.addHook('onReady', async () => { shedFrom = now() + STARTUP_GRACE_MS })
@@ -29,4 +25,4 @@ export const loadShedding = fp(async function loadShedding (app: FastifyInstance
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })
-}, { name: 'load-shedding', dependencies: ['cors'] })
+}, { name: 'load-shedding', decorators: { fastify: ['config', 'now'] }, dependencies: ['cors', 'route-templates'] })

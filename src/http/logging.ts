@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { hostname } from 'node:os'
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
-import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js'
-import pino, { type Logger, type LoggerOptions } from 'pino'
+import fp from 'fastify-plugin'
+import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino'
 import type { Config } from '../config.ts'
 import { routeTemplateOf } from './route-template.ts'
 
@@ -234,7 +234,7 @@ const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())
  * which every request would otherwise pay for; every other line goes through pino. Both go to
  * the same destination, so their order is kept.
  */
-export function requestLogging (app: FastifyInstance, destination: LogDestination, traceFields?: TraceFields) {
+export const requestLogging = fp(async function requestLogging (app: FastifyInstance, { destination, traceFields }: RequestLoggingOptions) {
   // Hooks in callback form here and in the other per-request plugins: no promise per hook.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
@@ -246,6 +246,12 @@ export function requestLogging (app: FastifyInstance, destination: LogDestinatio
     if (log.isLevelEnabled('info')) destination.write(requestLine(request, reply.statusCode, reply.elapsedTime, traceFields))
     done()
   })
+}, { name: 'request-logging', dependencies: ['route-templates'] })
+
+export interface RequestLoggingOptions {
+  /** pino's own destination: both write to it, so the lines keep their order. */
+  destination: LogDestination
+  traceFields?: TraceFields
 }
 
 /** The trace_id and span_id fields of a request's line, ready to insert; '' when it has no recorded span. */

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
-import { errorBody } from './errors.ts'
+import { errorJson } from './error-body.ts'
 import { ERROR_REPLY_HEADERS } from './security-headers.ts'
-import type { ErrorCode } from '../contract/schemas.ts'
+import { ERROR_CODES, type ErrorCode } from '../contract/schemas.ts'
 
 // Not imported: an ESM import of node:http reads every export it has, and its lazy WebSocket
 // exports then load Node's whole bundled undici, which the server never uses.
@@ -17,10 +17,10 @@ const HEADER_LINES = Object.entries(ERROR_REPLY_HEADERS).map(([name, value]) => 
  */
 export function replyAndClose (socket: Socket, code: ErrorCode, message: string, extraHeaderLines: string[] = []) {
   if (!socket.writable) return closeWhenSent(socket)
-  const body = errorBody(code, message)
-  const text = JSON.stringify(body)
+  const text = errorJson(code, message, undefined)
+  const status = ERROR_CODES[code]
   closeWhenSent(socket, [
-    `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(text)}`,
     ...HEADER_LINES,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -8,9 +9,9 @@ declare module 'fastify' {
 }
 
 /** Every request gets the field, in the shape Fastify's requests are made with. */
-export function keepRouteTemplates (app: FastifyInstance) {
+export const routeTemplates = fp(async function routeTemplates (app: FastifyInstance) {
   app.decorateRequest('routeTemplate', null)
-}
+}, { name: 'route-templates' })
 
 /**
  * The template of the route that replied ('/v1/pets/:petId'), or undefined when none matched.

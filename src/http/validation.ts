@@ -1,7 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
-import { ApiError, type ErrorDetail } from './errors.ts'
+import type { FastifyInstance, FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ErrorDetail } from './error-body.ts'
+import { ApiError } from './errors.ts'
 import { isInt64, parseInt64 } from '../contract/int64.ts'
 import { INT64_MAX, INT64_MIN, sharedSchemas } from '../contract/schemas.ts'
 
@@ -203,3 +205,8 @@ export function validatorFactory (): BuildValidator {
   const compiler = createValidatorCompiler()
   return (() => compiler) as unknown as BuildValidator
 }
+
+/** The shared schemas (Pet, NewPet, Error…), known to every route, its validator and its serializer by name. */
+export const namedSchemas = fp(async function namedSchemas (app: FastifyInstance) {
+  for (const schema of sharedSchemas) app.addSchema(schema)
+}, { name: 'shared-schemas' })

@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.ts'
 import { StorageFailureError } from '../store/store-errors.ts'
 import type { Store } from '../store/types.ts'
 
-export interface HealthOptions {
+interface HealthOptions {
   store: Store
   /**
    * With REDIS_URL: whether Redis responds. Reported by /readyz?verbose, never a reason to be
@@ -33,7 +33,8 @@ export const READINESS_FRESH_MS = 250
  * not part of readiness: it only holds the rate-limit counters, and while it is away every
  * instance serves uncounted; failing readiness would take the whole fleet out of the balancer.
  */
-export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance, options: HealthOptions) {
+export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance) {
+  const options: HealthOptions = { store: app.store, checkRedis: app.redisBreaker?.check, isDraining: () => app.isDraining(), ready: app.metrics.ready }
   const readiness = new Readiness(options, app.log)
   const checkRedis = options.checkRedis && sharedCheck(options.checkRedis, READINESS_FRESH_MS)
   // One line when writes start failing for a storage failure (disk full, read-only,
@@ -61,7 +62,12 @@ export const healthRoutes = fp(async function healthRoutes (app: FastifyInstance
     timer = setInterval(() => readiness.check(), READINESS_CHECK_MS).unref()
   })
   app.addHook('onClose', async () => { clearInterval(timer) })
-}, { name: 'health', dependencies: ['method-not-allowed'], encapsulate: true })
+}, {
+  name: 'health',
+  decorators: { fastify: ['store', 'metrics', 'redisBreaker', 'isDraining'] },
+  dependencies: ['method-not-allowed', 'lifecycle'],
+  encapsulate: true
+})
 
 /**
  * `check`, one call at a time: callers that arrive while it runs share its result, and so do

@@ -126,13 +126,6 @@ export function redisMetrics ({ registry }: Pick<Metrics, 'registry'>): (state: 
   }
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The app's metrics, for the listener Prometheus scrapes (metrics-server.ts). */
-    metrics: Metrics
-  }
-}
-
 /**
  * The methods counted by their own name. Node's parser accepts some thirty more (PROPFIND,
  * PURGE…), each a 405 or 404 the client chose: one label value for all of them keeps the
@@ -141,8 +134,8 @@ declare module 'fastify' {
 const COUNTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
 
 /** Counts every reply by route template (never the raw URL, which would grow without bound). */
-export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }) {
-  app.decorate('metrics', metrics)
+export const httpMetrics = fp(async function httpMetrics (app: FastifyInstance) {
+  const { metrics } = app
   // Callback form, as the other hooks every reply runs (http/logging.ts): no promise per reply.
   app.addHook('onResponse', (request, reply, done) => {
     const route = routeTemplateOf(request) ?? 'unmatched'
@@ -153,4 +146,4 @@ export const metricsPlugin = fp(async function metricsPlugin (app: FastifyInstan
     if (status === 429) metrics.rateLimited.inc()
     done()
   })
-}, { name: 'metrics' })
+}, { name: 'http-metrics', decorators: { fastify: ['metrics'] }, dependencies: ['route-templates'] })

@@ -1,10 +1,9 @@
 import { Type } from 'typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { emptyBody } from '../http/empty-bodies.ts'
 import { ApiError } from '../http/errors.ts'
 import { idempotentReplayed, location, retryAfter } from '../contract/response-headers.ts'
 import { BODY_LIMIT_TEXT, type NewPet, type Pet } from '../contract/schemas.ts'
-import type { Store } from '../store/types.ts'
 import { baseUrl } from './base-url.ts'
 import { fingerprintOf, HOUR_MS, IDEMPOTENCY_KEY_PATTERN, parseIdempotencyKey } from './idempotency.ts'
 import { commonErrors, error, type Operation, response } from './operation.ts'
@@ -41,19 +40,14 @@ export function createPetSchema (idempotencyTtlHours: number) {
   }
 }
 
-/** What createPet needs from the app. */
-export interface CreatePetOptions {
-  store: Store
-  now: () => number
-  publicUrl?: string
-  /** How long an Idempotency-Key is remembered (IDEMPOTENCY_TTL_HOURS). */
-  idempotencyTtlHours: number
-  /** petstore_pets_created_total: one for each pet stored, none for a replay. */
-  petsCreated: { inc (): void }
-}
-
-/** POST /pets: stores the pet and replies with it and its id; at most once per Idempotency-Key. */
-export function createPet ({ store, now, publicUrl, idempotencyTtlHours, petsCreated }: CreatePetOptions): Operation<ReturnType<typeof createPetSchema>> {
+/**
+ * POST /pets: stores the pet and replies with it and its id; at most once per Idempotency-Key
+ * (remembered for IDEMPOTENCY_TTL_HOURS). Counts each pet stored, never a replay, in
+ * petstore_pets_created_total.
+ */
+export function createPet ({ store, now, config, metrics }: FastifyInstance): Operation<ReturnType<typeof createPetSchema>> {
+  const { IDEMPOTENCY_TTL_HOURS: idempotencyTtlHours, PUBLIC_URL: publicUrl } = config
+  const { petsCreated } = metrics
   const idempotencyTtlMs = idempotencyTtlHours * HOUR_MS
 
   /** The first request with a key creates; a repeat with the same body replays that reply. */

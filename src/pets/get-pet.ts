@@ -1,10 +1,10 @@
+import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../http/errors.ts'
 import { deprecationHeaders, GET_PET_DOCS_FRAGMENT } from '../contract/response-headers.ts'
 import { PetIdParamsSchema } from '../contract/schemas.ts'
-import type { Store } from '../store/types.ts'
 import { baseUrl } from './base-url.ts'
 import { commonErrors, error, type Operation, response } from './operation.ts'
-import { JSON_TYPE, type ReplyCache, serialize } from './reply-cache.ts'
+import { JSON_TYPE, serialize } from './reply-cache.ts'
 
 export function getPetSchema (sunset: Date) {
   const deprecation = deprecationHeaders(sunset)
@@ -26,18 +26,11 @@ export function getPetSchema (sunset: Date) {
   }
 }
 
-/** What getPet needs from the app; the dates come from DEPRECATION_DATE and SUNSET_DATE. */
-export interface GetPetOptions {
-  store: Store
-  now: () => number
-  publicUrl?: string
-  deprecatedAt: Date
-  sunsetAt: Date
-  replyCache: ReplyCache
-}
-
-/** GET /pets/{petId}: one pet; deprecated, and gone from its sunset on. */
-export function getPet ({ store, now, publicUrl, deprecatedAt, sunsetAt, replyCache }: GetPetOptions): Operation<ReturnType<typeof getPetSchema>> {
+/** GET /pets/{petId}: one pet; deprecated from DEPRECATION_DATE, and gone from SUNSET_DATE on. */
+export function getPet ({ store, now, config: settings, replyCache }: FastifyInstance): Operation<ReturnType<typeof getPetSchema>> {
+  const publicUrl = settings.PUBLIC_URL
+  const deprecatedAt = new Date(settings.DEPRECATION_DATE)
+  const sunsetAt = new Date(settings.SUNSET_DATE)
   // Any key may read; a found pet can never change, so it may be kept (reply-cache.ts).
   const config = { scope: 'read', cacheable: true } as const
   const found = replyCache.keep<bigint, string>(config, 'pet', (json) => json)

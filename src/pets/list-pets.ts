@@ -1,12 +1,11 @@
-import type { FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { invalidRequest } from '../http/errors.ts'
 import { decodeCursor, encodeCursor } from '../contract/int64.ts'
 import { nextLink } from '../contract/response-headers.ts'
 import { LIST_LIMIT_DEFAULT, ListPetsQuerySchema, type PetStatus } from '../contract/schemas.ts'
-import type { Store } from '../store/types.ts'
 import { baseUrl } from './base-url.ts'
 import { commonErrors, error, type Operation, response } from './operation.ts'
-import { JSON_TYPE, type ReplyCache, serialize } from './reply-cache.ts'
+import { JSON_TYPE, serialize } from './reply-cache.ts'
 
 export const listPetsSchema = {
   operationId: 'listPets',
@@ -22,18 +21,11 @@ export const listPetsSchema = {
   }
 }
 
-/** What listPets needs from the app. */
-export interface ListPetsOptions {
-  store: Store
-  publicUrl?: string
-  replyCache: ReplyCache
-}
-
 /** A page as it is sent: its JSON, and the cursor of the next page when there is one. */
 interface Page { json: string, nextCursor?: string }
 
 /** GET /pets: a page of pets in id order, the next one announced in a Link header. */
-export function listPets ({ store, publicUrl, replyCache }: ListPetsOptions): Operation<typeof listPetsSchema> {
+export function listPets ({ store, config: { PUBLIC_URL: publicUrl }, replyCache }: FastifyInstance): Operation<typeof listPetsSchema> {
   // Any key may list; a full page can never change, so it may be kept (reply-cache.ts).
   const config = { scope: 'read', cacheable: true } as const
   const pages = replyCache.keep<string, Page>(config, 'list', (page) => page.json)

@@ -1,7 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, HTTPMethods } from 'fastify'
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
-import type { Store } from '../store/types.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,17 +26,6 @@ export interface KeptReplies<K, V> {
   get (key: K): V | undefined
   set (key: K, value: V): void
 }
-
-/** REPLY_CACHE_ENTRIES and REPLY_CACHE_MAX_BYTES; either at 0 turns the caches off. */
-export interface ReplyCacheLimits {
-  /** Replies each cache keeps at most. */
-  entries: number
-  /** Bytes the two caches take together at most: each is given half. */
-  maxBytes: number
-}
-
-/** What the cache needs: the store (does it assign ids in commit order?), its limits and counters. */
-export interface ReplyCacheOptions { store: Store, limits: ReplyCacheLimits, counters: ReplyCacheCounters }
 
 /** The cache as routes see it. */
 export interface ReplyCache {
@@ -77,7 +65,11 @@ const ENTRY_OVERHEAD_BYTES = 256
  * a cache no lookup is made, so nothing is counted: the store's own call count already says
  * how many reads went to it, and a ratio of 0 would read as a cache that never hits.
  */
-export const replyCache = fp(async function replyCache (app: FastifyInstance, { store, limits, counters }: ReplyCacheOptions) {
+export const replyCache = fp(async function replyCache (app: FastifyInstance) {
+  const { store, config, metrics: { replyCache: counters } } = app
+  // Replies each cache keeps at most, and bytes the two take together at most (each gets
+  // half); either at 0 turns the caches off.
+  const limits = { entries: config.REPLY_CACHE_ENTRIES, maxBytes: config.REPLY_CACHE_MAX_BYTES }
   const maxSize = Math.floor(limits.maxBytes / 2)
   const on = store.idsFollowCommitOrder && limits.entries > 0 && maxSize > 0
   app.decorate('replyCache', {
@@ -97,7 +89,7 @@ export const replyCache = fp(async function replyCache (app: FastifyInstance, { 
     }
   })
   if (on) refuseRoutesThatChangePets(app)
-}, { name: 'reply-cache' })
+}, { name: 'reply-cache', decorators: { fastify: ['store', 'config', 'metrics'] } })
 
 /** A route as onRoute sees it. */
 interface SeenRoute { url: string, method: HTTPMethods | HTTPMethods[], config?: FastifyContextConfig }

@@ -159,7 +159,9 @@ describe('replies that bypass the error handler still carry the Error body', { t
     let release = () => {}
     const held = new Promise<void>((resolve) => { release = resolve })
     const app = Fastify({ clientErrorHandler })
-    limitConnections(app, testConfig(), createMetrics('sqlite').connections)
+    app.decorate('config', testConfig())
+    app.decorate('metrics', createMetrics('sqlite'))
+    await app.register(limitConnections)
     app.get('/done', async () => 'done')
     // A response whose head and first bytes are out, and whose rest waits.
     app.get('/slow', (_request, reply) => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import Fastify, { type InjectOptions } from 'fastify'
 import { buildApp } from '../../src/app.ts'
-import { replyCache, type LookupCounters } from '../../src/pets/reply-cache.ts'
+import { createMetrics } from '../../src/ops/metrics.ts'
+import { replyCache } from '../../src/pets/reply-cache.ts'
 import type { Store } from '../../src/store/types.ts'
 import { encodeCursor } from '../../src/contract/int64.ts'
 import { nextPath, seedPets } from '../helpers/api-steps.ts'
@@ -198,8 +199,10 @@ test('the cache gives a share only to a route marked cacheable, and refuses a ro
   const { store, cleanup } = await createTestStore()
   const app = Fastify()
   t.after(async () => { await app.close(); await cleanup() })
-  const lookups = (): LookupCounters => ({ hit: { inc () {} }, miss: { inc () {} } })
-  await app.register(replyCache, { store, limits: { entries: 10, maxBytes: 1 << 20 }, counters: { pet: lookups(), list: lookups() } })
+  app.decorate('store', store)
+  app.decorate('config', testConfig({ REPLY_CACHE_ENTRIES: '10', REPLY_CACHE_MAX_BYTES: String(1 << 20) }))
+  app.decorate('metrics', createMetrics(store.kind))
+  await app.register(replyCache)
   const json = (value: string) => value
   assert.deepEqual([{ cacheable: true }, { cacheable: false }, {}].map((config) => app.replyCache.keep(config, 'pet', json) !== undefined), [true, false, false])
   const handler = async () => ({})

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { admitKey, bearerAuth } from '../auth/bearer.ts'
+import { petRoutes } from '../pets/routes.ts'
+import { HOOKS_EVERY_REQUEST } from './hooks-every-request.ts'
+
+/** The pet operations, under /v1: a usable key or 401, then the key's rate limit and scope. */
+export const keyedRoutes = fp(async function keyedRoutes (app: FastifyInstance) {
+  app.addHook('onRequest', bearerAuth(app))
+  app.addHook('onRequest', admitKey(app.limits))
+  await app.register(petRoutes)
+}, {
+  name: 'keyed-routes',
+  encapsulate: true,
+  decorators: { fastify: ['keys', 'store', 'now', 'limits'] },
+  dependencies: HOOKS_EVERY_REQUEST
+})
