@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { loadMigrations } from '../src/store/migrations.ts'
+import { assertError, fetchedReply } from './helpers/errors.ts'
 import { logLines, runCli, runToExit, startServer, stopProcess, tempDir, type ServerProcess } from './helpers/processes.ts'
 
 describe('the server process, end to end over real HTTP', () => {
@@ -27,8 +28,7 @@ describe('the server process, end to end over real HTTP', () => {
     assert.equal(await fetched.text(), body)
     assert.equal(fetched.headers.get('sunset'), 'Thu, 05 Dec 2030 00:00:00 GMT')
     const refused = await fetch(`${first.url}/v1/pets`)
-    assert.equal(refused.status, 401)
-    assert.deepEqual(await refused.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+    assertError(await fetchedReply(refused), 401, 'unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.')
     await stopProcess(first.child)
 
     assert.ok(!first.stdout().includes(key.slice(12)), 'the stdout log never holds the key')

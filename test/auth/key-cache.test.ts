@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { openStore } from '../../src/store/index.ts'
 import { buildTestApp, createTestStore, issueKey, json, TEST_AUDIT } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 
 /**
  * On SQLite the key cache is exact: it trusts a cached key until the store's key version moves.
@@ -59,7 +60,6 @@ test('creates do not send a cached key back to the store, and a revocation by an
   assert.equal((await cli.revokeApiKey(api.keyId, TEST_AUDIT)).outcome, 'revoked')
   clock += 1
   const refused = await api.inject({ url: '/v1/pets', headers: api.auth })
-  assert.equal(refused.statusCode, 401)
-  assert.deepEqual(refused.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+  assertError(refused, 401, 'unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.')
   assert.deepEqual(lookups, ['findApiKeyByHash', 'findApiKeyByHash'])
 })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { buildTestApp } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 
 /** The rate-limit fields of a response, the reset time left out (it counts down within the minute). */
 function limitOf (res: LightMyRequestResponse) {
@@ -29,7 +30,7 @@ describe('the public routes: no key needed, every request counted', () => {
       await app.app.inject({ url: '/nothing-here', headers: { authorization: 'Bearer psk_not-a-real-key' } })
     ]
     assert.deepEqual(responses.map(limitOf), [404, 404, 405, 200, 301, 405, 404, 404].map((status, i) => anonymous(status, 19 - i)))
-    assert.deepEqual(responses[1]!.json(), { code: 'not_found', message: 'No route for GET /v1/nothing-here.', status: 404 })
+    assertError(responses[1]!, 404, 'not_found', 'No route for GET /v1/nothing-here.')
   })
 
   test('with a usable key, the same requests count against the key\'s own limit', async (t) => {
@@ -48,11 +49,7 @@ describe('the public routes: no key needed, every request counted', () => {
     const refused = await app.app.inject({ url: '/scan/20' })
     assert.deepEqual(limitOf(refused), anonymous(429, 0))
     assert.match(String(refused.headers['retry-after']), /^\d+$/)
-    assert.deepEqual(refused.json(), {
-      code: 'rate_limited',
-      message: 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.',
-      status: 429
-    })
+    assertError(refused, 429, 'rate_limited', 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.')
     assert.deepEqual(limitOf(await app.app.inject({ url: '/docs/' })), anonymous(429, 0))
     assert.deepEqual(limitOf(await app.app.inject({ url: '/v1/pets', headers: app.auth })), anonymous(429, 0))
   })

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis'
 import { twoInstances } from '../helpers/two-instances.ts'
 import { limitStore, LOCAL_CACHE_ENTRIES } from '../../src/auth/rate-limits.ts'
 import { buildTestApp, issueKey, json } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 
 const fields = (res: LightMyRequestResponse) => ({
   status: res.statusCode,
@@ -44,11 +45,7 @@ describe('rate limit per API key', () => {
     for (let i = 0; i < 2; i++) assert.equal((await app.inject({ url: '/v1/pets', headers: app.auth })).statusCode, 200)
     const refused = await app.inject({ url: '/v1/pets', headers: app.auth })
     assert.deepEqual(withoutReset(refused), { status: 429, policy: '"default";q=2;w=60', state: '"default";r=0', retryAfter: refused.headers.ratelimit?.toString().split('t=')[1] })
-    assert.deepEqual(JSON.parse(refused.body), {
-      code: 'rate_limited',
-      message: 'This API key has used its 2 requests of the current minute; retry after the time in Retry-After.',
-      status: 429
-    })
+    assertError(refused, 429, 'rate_limited', 'This API key has used its 2 requests of the current minute; retry after the time in Retry-After.')
     const theirs = await app.inject({ url: '/v1/pets', headers: { authorization: `Bearer ${other.key}` } })
     assert.deepEqual(withoutReset(theirs), { status: 200, policy: '"default";q=2;w=60', state: '"default";r=1', retryAfter: undefined })
   })
@@ -89,7 +86,7 @@ describe('rate limit of failed authentication per client address', () => {
     })))
     const blocked = await from('10.0.0.1', app.auth.authorization)
     assert.deepEqual(withoutReset(blocked), { status: 429, policy: '"failed-auth";q=3;w=60', state: '"failed-auth";r=0', retryAfter: blocked.headers.ratelimit?.toString().split('t=')[1] })
-    assert.equal(JSON.parse(blocked.body).message, 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.')
+    assertError(blocked, 429, 'rate_limited', 'Too many requests without a valid API key came from this address; retry after the time in Retry-After.')
     assert.equal((await from('10.0.0.2', app.auth.authorization)).statusCode, 200)
   })
 

@@ -5,6 +5,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { size } from '../../src/cli/backup-files.ts'
 import { loadMigrations } from '../../src/store/migrations.ts'
+import { assertError, fetchedReply } from '../helpers/errors.ts'
 import { runCli, startServer, stopProcess, tempDir } from '../helpers/processes.ts'
 
 /**
@@ -117,7 +118,7 @@ test('backup while pets are written holds every pet acknowledged before it start
   assert.equal(exported.code, 0, exported.stderr)
   assert.deepEqual(exported.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)), [...copy.values()])
   const gone = await fetch(`${again.url}/v1/pets/${later.id}`, { headers: { authorization: `Bearer ${key}` } })
-  assert.deepEqual([gone.status, await gone.json()], [404, { code: 'not_found', message: `No pet has id ${later.id}.`, status: 404 }], 'a pet created after the backup is gone')
+  assertError(await fetchedReply(gone), 404, 'not_found', `No pet has id ${later.id}.`, { label: 'a pet created after the backup is gone' })
 })
 
 test('backup refuses an existing FILE and leaves it alone; --force replaces it with a 0600 copy, also over a 0644 file', async (t) => {

@@ -5,6 +5,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
 import type { ApiKeyRecord, KeyEvent } from '../../src/store/types.ts'
+import { assertError, fetchedReply } from '../helpers/errors.ts'
 import { runCli, startServer, tempDir, type CliResult } from '../helpers/processes.ts'
 
 const KEY_LINE = /^(psk_[A-Za-z0-9_-]{43})\n$/
@@ -48,9 +49,7 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     assert.deepEqual({ ...revoked, stderr: changesLogged(revoked.stderr) }, {
       code: 0, stdout: `revoked key ${row[0]}\n`, stderr: [{ event: 'key_change', change: 'revoke', keyId: Number(row[0]), prefix: key.slice(0, 12) }]
     })
-    const refused = await call(key)
-    assert.equal(refused.status, 401)
-    assert.deepEqual(await refused.json(), { code: 'unauthorized', message: 'A valid API key is required: send Authorization: Bearer <key>.', status: 401 })
+    assertError(await fetchedReply(await call(key)), 401, 'unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.')
     const after = await runCli(['keys', 'list'], { DATABASE_URL: databaseUrl })
     assert.match(after.stdout, new RegExp(`^${row[0]}\tdeploy-bot\t.*\trevoked ${ISO.source}$`, 'm'))
     const again = await runCli(['keys', 'revoke', row[0]!, '--json'], { DATABASE_URL: databaseUrl })

@@ -37,10 +37,12 @@ export interface AssertErrorOptions {
   details?: ErrorDetails
   /** Said when the assertion fails, to tell apart the cases of a loop. */
   label?: string
+  /** The Content-Type of a reply the service does not make: haproxy's own say application/json. */
+  type?: string
 }
 
 /** A fetch Response as assertError takes it: its body read as text. */
-export async function fetchedReply (response: Response): Promise<ErrorReply> {
+export async function fetchedReply (response: Response): Promise<ErrorReply & { status: number }> {
   return { status: response.status, headers: response.headers, body: await response.text() }
 }
 
@@ -50,7 +52,7 @@ export async function fetchedReply (response: Response): Promise<ErrorReply> {
  * generated value (a request id); the other fields and the set of keys are still exact.
  */
 export function assertError (reply: ErrorReply, status: number, code: ErrorCode, message: string | RegExp, options: AssertErrorOptions = {}): void {
-  const { details, label } = options
+  const { details, label, type = ERROR_TYPE } = options
   const actual = { status: reply.statusCode ?? reply.status, type: headerOf(reply.headers, 'content-type'), body: undefined as unknown }
   try {
     actual.body = JSON.parse(reply.body)
@@ -62,8 +64,30 @@ export function assertError (reply: ErrorReply, status: number, code: ErrorCode,
   const sent = actual.body as Record<string, unknown> | null
   // A RegExp is matched below; the deep equality then checks every other field and the keys.
   if (message instanceof RegExp && typeof sent?.message === 'string') expected.message = sent.message
-  assert.deepEqual(actual, { status, type: ERROR_TYPE, body: expected }, label)
+  assert.deepEqual(actual, { status, type, body: expected }, label)
   if (message instanceof RegExp) assert.match(sent!.message as string, message, label)
+}
+
+/**
+ * assertError as a question, for loops under load that collect the replies they did not
+ * expect rather than stop at the first: true when the reply is that Error, whole.
+ */
+export function isError (reply: ErrorReply, status: number, code: ErrorCode, message: string | RegExp, options: AssertErrorOptions = {}): boolean {
+  try {
+    assertError(reply, status, code, message, options)
+    return true
+  } catch (error) {
+    if (error instanceof assert.AssertionError) return false
+    throw error
+  }
+}
+
+/**
+ * The Error body alone, for a reply whose status and headers the test does not see (what a
+ * shell recipe prints of a curl call): the whole body, as assertError checks it.
+ */
+export function assertErrorBody (body: string, status: number, code: ErrorCode, message: string | RegExp, options: AssertErrorOptions = {}): void {
+  assertError({ status, headers: { 'content-type': ERROR_TYPE }, body }, status, code, message, options)
 }
 
 function headerOf (headers: ErrorReply['headers'], name: string): unknown {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildTestApp } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 
 test('a path under /docs that is not the page or its script is 404 not_found with the Error body, GET and HEAD', async (t) => {
   const { inject } = await buildTestApp(t)
   for (const path of ['/docs/nope', '/docs/js/other.js', '/docs/js/', '/docs/openapi.json', '/docs//']) {
     const res = await inject({ url: `${path}?q=1` })
-    assert.deepEqual({ status: res.statusCode, type: res.headers['content-type'], body: res.json() },
-      { status: 404, type: 'application/json; charset=utf-8', body: { code: 'not_found', message: `No route for GET ${path}.`, status: 404 } }, path)
+    assertError(res, 404, 'not_found', `No route for GET ${path}.`, { label: path })
     const head = await inject({ method: 'HEAD', url: path })
     assert.deepEqual({ status: head.statusCode, body: head.body }, { status: 404, body: '' }, `HEAD ${path}`)
   }
@@ -17,8 +17,7 @@ test('a 9 000-character path under /docs gets a 404 quoting at most 200 characte
   const { inject } = await buildTestApp(t)
   const path = '/docs/' + 'Q'.repeat(9000)
   const res = await inject({ url: path })
-  assert.deepEqual({ status: res.statusCode, body: res.json() },
-    { status: 404, body: { code: 'not_found', message: `No route for GET ${path.slice(0, 199)}….`, status: 404 } })
+  assertError(res, 404, 'not_found', `No route for GET ${path.slice(0, 199)}….`)
 })
 
 test('the script is the same response on every visit, query or not; HEAD gets its headers without the body', async (t) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { assertError, fetchedReply } from '../helpers/errors.ts'
 import { logLines, startServer, tempDir } from '../helpers/processes.ts'
 
 test('the server process serves /metrics on METRICS_PORT only: the API port replies 404 to it, and the address is logged', async (t) => {
@@ -14,7 +15,6 @@ test('the server process serves /metrics on METRICS_PORT only: the API port repl
   assert.match(String(scraped.headers.get('content-type')), /^text\/plain; version=0\.0\.4/)
   assert.match(await scraped.text(), /^petstore_ready 1$/m)
 
-  const onApi = await fetch(`${server.url}/metrics`)
-  assert.deepEqual([onApi.status, await onApi.json()], [404, { code: 'not_found', message: 'No route for GET /metrics.', status: 404 }])
+  assertError(await fetchedReply(await fetch(`${server.url}/metrics`)), 404, 'not_found', 'No route for GET /metrics.')
   assert.equal(logLines(server).filter((line) => String(line.msg).startsWith('metrics listening at ')).length, 1)
 })

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { test, type TestContext } from 'node:test'
 import { READINESS_FRESH_MS } from '../../src/ops/health.ts'
 import { buildTestApp, json } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { metricsListenerOf, scrape } from '../helpers/scrape.ts'
 
 /** The value of one sample line of the exposition, e.g. sample(text, 'http_requests_total{…}'). */
@@ -249,7 +250,7 @@ test('/metrics is served on the metrics listener only: the API port replies 404,
     const res = await app.inject({ method, url: '/metrics' })
     assert.equal(res.statusCode, 404, method)
   }
-  assert.deepEqual((await app.inject({ url: '/metrics' })).json(), { code: 'not_found', message: 'No route for GET /metrics.', status: 404 })
+  assertError(await app.inject({ url: '/metrics' }), 404, 'not_found', 'No route for GET /metrics.')
 })
 
 test('the metrics listener: GET builds the exposition, HEAD replies with its headers without building it, other methods 405 and other paths 404', async (t) => {
@@ -264,10 +265,11 @@ test('the metrics listener: GET builds the exposition, HEAD replies with its hea
   assert.equal(builds.mock.callCount(), 1)
   for (const method of ['POST', 'DELETE', 'PROPFIND'] as const) {
     const res = await listener.inject({ method, url: '/metrics' })
-    assert.deepEqual([res.statusCode, res.headers.allow, res.json()], [405, 'GET, HEAD', { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: GET, HEAD.`, status: 405 }], method)
+    assertError(res, 405, 'method_not_allowed', `${method} is not allowed here; allowed: GET, HEAD.`, { label: method })
+    assert.equal(res.headers.allow, 'GET, HEAD', method)
   }
   const elsewhere = await listener.inject({ url: '/v1/pets' })
-  assert.deepEqual([elsewhere.statusCode, elsewhere.json()], [404, { code: 'not_found', message: 'No route for GET /v1/pets.', status: 404 }])
+  assertError(elsewhere, 404, 'not_found', 'No route for GET /v1/pets.')
   assert.equal(builds.mock.callCount(), 1)
 })
 

@@ -5,6 +5,7 @@ import { StoreUrlError } from '../../src/store/store-errors.ts'
 import { openStore } from '../../src/store/index.ts'
 import { parsePostgresUrl } from '../../src/store/postgres/url.ts'
 import { issueKey } from '../helpers/app.ts'
+import { isError, type ErrorReply } from '../helpers/errors.ts'
 import { canRunClusters, caughtUp, promote, queryNode, startPrimaryAndStandby, type PgNode } from '../helpers/postgres-cluster.ts'
 import { runToExit, startServer, type ServerProcess } from '../helpers/processes.ts'
 import { startTcpProxy } from '../helpers/tcp-proxy.ts'
@@ -116,7 +117,7 @@ function serverOn (t: TestContext, url: string): Promise<ServerProcess> {
   })
 }
 
-interface CallResult { status: number, body: unknown, retryAfter: string | null, ms: number }
+interface CallResult { status: number, body: unknown, retryAfter: string | null, ms: number, reply: ErrorReply }
 
 async function call (server: ServerProcess, key: string, method: string, path: string, requestId: string, headers: Record<string, string> = {}, body?: unknown): Promise<CallResult> {
   const started = performance.now()
@@ -130,7 +131,8 @@ async function call (server: ServerProcess, key: string, method: string, path: s
   const text = await res.text()
   let parsed: unknown = text
   try { parsed = JSON.parse(text) } catch {}
-  return { status: res.status, body: parsed, retryAfter: res.headers.get('retry-after'), ms: performance.now() - started }
+  const reply = { status: res.status, headers: Object.fromEntries(res.headers), body: text }
+  return { status: res.status, body: parsed, retryAfter: res.headers.get('retry-after'), ms: performance.now() - started, reply }
 }
 
 /** Sessions on node other than the asking one: the service's would show here. */
@@ -189,7 +191,7 @@ function startLoad (server: ServerProcess, key: string) {
         continue
       }
       slowest = Math.max(slowest, res.ms)
-      if (res.status === 503 && res.retryAfter === '1' && (res.body as { code?: string }).code === 'unavailable') {
+      if (res.retryAfter === '1' && isError(res.reply, 503, 'unavailable', `The store is unavailable; retry later (request id ${requestId}).`)) {
         counts.unavailable++
         if (kind === 0) withoutResponse.push({ key: requestId, pet })
         await sleep(50)

@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.ts'
 import { READINESS_FRESH_MS } from '../../src/ops/health.ts'
 import { openStore } from '../../src/store/index.ts'
 import { issueKey, json, testConfig } from '../helpers/app.ts'
+import { assertError } from '../helpers/errors.ts'
 import { captureLog } from '../helpers/log-capture.ts'
 import { fillUp, mountFailingExt4, mountTmpfs } from '../helpers/mounts.ts'
 
@@ -27,13 +28,13 @@ async function appOn (t: TestContext, dir: string) {
 
 type CreateResponse = Awaited<ReturnType<Awaited<ReturnType<typeof appOn>>['create']>>
 
+/** The message of the 503 while the store is unavailable: it names the request. */
+const storeUnavailable = (res: CreateResponse) => `The store is unavailable; retry later (request id ${res.headers['x-request-id']}).`
+
 /** 503 unavailable with Retry-After and the Error body naming the request. */
 function assertUnavailable (res: CreateResponse, what: string) {
-  assert.deepEqual({ status: res.statusCode, retryAfter: res.headers['retry-after'], body: res.json() }, {
-    status: 503,
-    retryAfter: '1',
-    body: { code: 'unavailable', message: `The store is unavailable; retry later (request id ${res.headers['x-request-id']}).`, status: 503 }
-  }, what)
+  assertError(res, 503, 'unavailable', storeUnavailable(res), { label: what })
+  assert.equal(res.headers['retry-after'], '1', what)
 }
 
 /** The lines at warn or above, and how many carry a stack. */
@@ -57,11 +58,11 @@ test('a full disk: creates get 503 with Retry-After, /readyz fails from the firs
   assertUnavailable(await create('Full'), 'the first create on a full disk')
   // Not ready at once, from the failed write, not from the next check of the store.
   const notReadyAtOnce = await readyz()
-  assert.deepEqual([notReadyAtOnce.statusCode, notReadyAtOnce.json().code], [503, 'unavailable'])
+  assertError(notReadyAtOnce, 503, 'unavailable', storeUnavailable(notReadyAtOnce))
   assert.deepEqual(problems(log), { lines: ['50 store writes are failing: replying 503 until one succeeds'], stacks: 0 })
   for (let i = 0; i < FAILED_CREATES; i++) assertUnavailable(await create(`Full ${i}`), `create ${i} on a full disk`)
   const notReady = await readyz()
-  assert.deepEqual([notReady.statusCode, notReady.json().code], [503, 'unavailable'])
+  assertError(notReady, 503, 'unavailable', storeUnavailable(notReady))
   assert.equal((await get(BigInt(first.json().id))).statusCode, 200, 'reads go on')
   assert.deepEqual(problems(log), { lines: ['50 store writes are failing: replying 503 until one succeeds'], stacks: 0 })
 
@@ -90,7 +91,7 @@ test('a file system that turns read-only under the store: creates get 503 with R
   assert.equal((await readyz()).statusCode, 503, 'not ready at once')
   for (let i = 0; i < FAILED_CREATES; i++) assertUnavailable(await create(`Stuck ${i}`), `create ${i} on a read-only file system`)
   const notReady = await readyz()
-  assert.deepEqual([notReady.statusCode, notReady.json().code], [503, 'unavailable'])
+  assertError(notReady, 503, 'unavailable', storeUnavailable(notReady))
   assert.deepEqual((await get(BigInt(first.json().id))).json(), { id: first.json().id, name: 'Rex', categoryId: 7 }, 'reads go on')
   assert.deepEqual(problems(log), { lines: ['50 store writes are failing: replying 503 until one succeeds'], stacks: 0 })
 
