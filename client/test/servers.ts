@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.ts'
-import { sqlitePath } from '../../src/store/sqlite/sqlite-store.ts'
+import { sqlitePath } from '../../src/store/index.ts'
 import type { Store } from '../../src/store/types.ts'
 import { createTestStore, issueKey, testConfig } from '../../test/helpers/app.ts'
 

@@ -2,8 +2,8 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeS
 import { hostname } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { keyCreatedEvents } from '../store/key-events.ts'
+import { databaseFile } from '../store/index.ts'
 import type { PostgresOptions } from '../store/postgres/pool.ts'
-import { sqlitePath } from '../store/sqlite/sqlite-store.ts'
 import type { KeyAudit, KeyEvent, Store } from '../store/types.ts'
 import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './api-key.ts'
 
@@ -27,8 +27,8 @@ export type FirstKey =
 /** FIRST_KEY_FILE, else next to the SQLite file, else (PostgreSQL, sqlite::memory:) ./data/first-api-key. */
 export function firstKeyFile (config: { FIRST_KEY_FILE?: string, DATABASE_URL: string }): string {
   if (config.FIRST_KEY_FILE) return resolve(config.FIRST_KEY_FILE)
-  const databaseFile = config.DATABASE_URL.startsWith('sqlite:') ? sqlitePath(config.DATABASE_URL) : ':memory:'
-  return resolve(databaseFile === ':memory:' ? 'data' : dirname(databaseFile), 'first-api-key')
+  const file = databaseFile(config.DATABASE_URL)
+  return resolve(file === undefined ? 'data' : dirname(file), 'first-api-key')
 }
 
 /**

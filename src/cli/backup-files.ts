@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { loadMigrations } from '../store/migrations.ts'
+import type { Dialect } from '../store/types.ts'
 import { Failure, UsageError } from './output.ts'
 
 /**
@@ -67,7 +68,7 @@ function syncPath (path: string, flags: string): void {
  * The tables a database at `migration` holds: those its migrations create, and their ledger.
  * A copy that lacks one is not a petstore database at that version, whatever its integrity.
  */
-export function expectedTables (dialect: 'sqlite' | 'postgres', migration: number): string[] {
+export function expectedTables (dialect: Dialect, migration: number): string[] {
   const created = loadMigrations(dialect)
     .filter((applied) => applied.version <= migration)
     .flatMap((applied) => [...applied.sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)/gi)].map((match) => match[1]!.toLowerCase()))
@@ -75,7 +76,7 @@ export function expectedTables (dialect: 'sqlite' | 'postgres', migration: numbe
 }
 
 /** The newest migration this code knows. */
-export const latestMigration = (dialect: 'sqlite' | 'postgres'): number => loadMigrations(dialect).at(-1)?.version ?? 0
+export const latestMigration = (dialect: Dialect): number => loadMigrations(dialect).at(-1)?.version ?? 0
 
 export const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
 

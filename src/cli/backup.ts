@@ -1,5 +1,6 @@
 import { Command } from 'commander'
-import { loadConfig } from '../config.ts'
+import { loadConfig, type Config } from '../config.ts'
+import { dialectOf, sqlitePath, type Dialect } from '../store/index.ts'
 import { redactUrl } from '../store/store-errors.ts'
 import { size } from './backup-files.ts'
 import { count, Failure, print, UsageError } from './output.ts'
@@ -20,22 +21,27 @@ export function backupCommand (env: Env): Command {
     .action(async (file: string | undefined, options: BackupOptions) => {
       if (file === undefined) throw new UsageError('expected the file to write the backup to')
       const config = loadConfig(env)
-      const url = config.DATABASE_URL
-      if (url.startsWith('sqlite:')) {
-        const { sqlitePath } = await import('../store/sqlite/sqlite-store.ts')
-        const { backupSqlite } = await import('./sqlite-backup.ts')
-        const done = await backupSqlite(sqlitePath(url), file, options.force === true)
-        return print(options.json
-          ? JSON.stringify({ ...done, database: url })
-          : `backed up ${url} to ${done.file} (${size(done.bytes)}, mode 0600): ${count(done.pets, 'pet')}, ${count(done.keys, 'key')}, migration ${done.migration}; integrity_check ok`)
-      }
-      const { backupPostgres } = await import('./pg-backup.ts')
-      const done = await backupPostgres(url, file, options.force === true, config.DATABASE_CONNECT_TIMEOUT_MS, env)
-      const where = redactUrl(url)
-      print(options.json
-        ? JSON.stringify({ ...done, database: where })
-        : `backed up ${where} to ${done.file} (${size(done.bytes)}, mode 0600, pg_dump custom format): tables ${done.tables.join(', ')}, migration ${done.migration}; pg_restore --list ok`)
+      print(await BACKUPS[dialectOf(config.DATABASE_URL)](file, options, config, env))
     })
+}
+
+/** Each store's backup: writes FILE and returns what the command prints. */
+const BACKUPS: Record<Dialect, (file: string, options: BackupOptions, config: Config, env: Env) => Promise<string>> = {
+  async sqlite (file, options, { DATABASE_URL: url }) {
+    const { backupSqlite } = await import('./sqlite-backup.ts')
+    const done = await backupSqlite(sqlitePath(url), file, options.force === true)
+    return options.json
+      ? JSON.stringify({ ...done, database: url })
+      : `backed up ${url} to ${done.file} (${size(done.bytes)}, mode 0600): ${count(done.pets, 'pet')}, ${count(done.keys, 'key')}, migration ${done.migration}; integrity_check ok`
+  },
+  async postgres (file, options, config, env) {
+    const { backupPostgres } = await import('./pg-backup.ts')
+    const done = await backupPostgres(config.DATABASE_URL, file, options.force === true, config.DATABASE_CONNECT_TIMEOUT_MS, env)
+    const where = redactUrl(config.DATABASE_URL)
+    return options.json
+      ? JSON.stringify({ ...done, database: where })
+      : `backed up ${where} to ${done.file} (${size(done.bytes)}, mode 0600, pg_dump custom format): tables ${done.tables.join(', ')}, migration ${done.migration}; pg_restore --list ok`
+  }
 }
 
 export function restoreCommand (env: Env): Command {
@@ -47,15 +53,21 @@ export function restoreCommand (env: Env): Command {
     .action(async (file: string | undefined, options: BackupOptions) => {
       if (file === undefined) throw new UsageError('expected the backup file to restore')
       const url = loadConfig(env).DATABASE_URL
-      if (!url.startsWith('sqlite:')) {
-        // Replacing a schema takes DROP SCHEMA … CASCADE, with every instance, on every host, stopped.
-        throw new Failure('restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations/backups.md "Back up and restore" shows', 'unsupported')
-      }
-      const { sqlitePath } = await import('../store/sqlite/sqlite-store.ts')
-      const { restoreSqlite } = await import('./sqlite-restore.ts')
-      const done = await restoreSqlite(sqlitePath(url), file)
-      if (options.json) return print(JSON.stringify({ ...done, database: url }))
-      const kept = done.keptAt ? `the database it replaced is kept at ${done.keptAt} (mode 0600)` : 'there was no database to keep'
-      print(`restored ${url} from ${done.file}: ${count(done.pets, 'pet')}, ${count(done.keys, 'key')}, migration ${done.migration}; ${kept}`)
+      print(await RESTORES[dialectOf(url)](url, file, options))
     })
+}
+
+/** Each store's restore: replaces the database with FILE and returns what the command prints. */
+const RESTORES: Record<Dialect, (url: string, file: string, options: BackupOptions) => Promise<string>> = {
+  async sqlite (url, file, options) {
+    const { restoreSqlite } = await import('./sqlite-restore.ts')
+    const done = await restoreSqlite(sqlitePath(url), file)
+    if (options.json) return JSON.stringify({ ...done, database: url })
+    const kept = done.keptAt ? `the database it replaced is kept at ${done.keptAt} (mode 0600)` : 'there was no database to keep'
+    return `restored ${url} from ${done.file}: ${count(done.pets, 'pet')}, ${count(done.keys, 'key')}, migration ${done.migration}; ${kept}`
+  },
+  async postgres () {
+    // Replacing a schema takes DROP SCHEMA … CASCADE, with every instance, on every host, stopped.
+    throw new Failure('restore replaces SQLite databases only: on PostgreSQL, stop every instance, drop the schema and run pg_restore, as docs/operations/backups.md "Back up and restore" shows', 'unsupported')
+  }
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { loadConfig } from '../config.ts'
 import { describeCause, redactUrl } from '../store/store-errors.ts'
-import { openStore, poolOptions, StoreUnavailableError } from '../store/index.ts'
+import { databaseFile, openStore, poolOptions, StoreUnavailableError } from '../store/index.ts'
 import type { Store } from '../store/types.ts'
 import { Failure } from './output.ts'
 
@@ -25,7 +25,7 @@ export function commandStore (env: Record<string, string | undefined>): CommandS
   const open = async (existing: boolean) => {
     // Read only when a command needs the database: a bad argument is reported before a bad setting.
     const config = loadConfig(env)
-    if (existing) await refuseMissingSqliteFile(config.DATABASE_URL)
+    if (existing) refuseMissingFile(config.DATABASE_URL)
     opened = await openStore(config.DATABASE_URL, poolOptions(config))
     if (existing) await requireMigratedSchema(opened, config.DATABASE_URL)
     return opened
@@ -38,11 +38,9 @@ export function commandStore (env: Record<string, string | undefined>): CommandS
 }
 
 /** Opening a SQLite path creates the file (and the CLI's store its folder): look before opening. */
-async function refuseMissingSqliteFile (url: string): Promise<void> {
-  if (!url.startsWith('sqlite:')) return
-  const { sqlitePath } = await import('../store/sqlite/sqlite-store.ts')
-  const path = sqlitePath(url)
-  if (path !== ':memory:' && !existsSync(path)) throw new Failure(`DATABASE_URL ${url} names no database (no file at ${resolve(path)}): ${MIGRATE_FIRST}`, 'no_database')
+function refuseMissingFile (url: string): void {
+  const path = databaseFile(url)
+  if (path !== undefined && !existsSync(path)) throw new Failure(`DATABASE_URL ${url} names no database (no file at ${resolve(path)}): ${MIGRATE_FIRST}`, 'no_database')
 }
 
 async function requireMigratedSchema (store: Store, url: string): Promise<void> {

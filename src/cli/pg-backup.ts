@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
-import { parsePostgresUrl } from '../store/postgres/url.ts'
+import { parsePostgresUrl } from '../store/index.ts'
 import { codeOf, expectedTables, messageOf, partialFile, placeFile, refuseExisting, removePartial } from './backup-files.ts'
 import { Failure } from './output.ts'
 

@@ -1,24 +1,29 @@
-import { redactUrl, StoreUrlError } from './store-errors.ts'
 import type { PostgresOptions } from './postgres/postgres-store.ts'
-import type { Store } from './types.ts'
+import type { Dialect, Store } from './types.ts'
+import { dialectOf, sqlitePath } from './urls.ts'
 
-export type { Store } from './types.ts'
+export type { Dialect, Store } from './types.ts'
 export { StoreUnavailableError, StoreUrlError } from './store-errors.ts'
+export { databaseFile, dialectOf, parsePostgresUrl, sqlitePath } from './urls.ts'
 
 /**
- * Picks the adapter by the URL's scheme; the options apply to PostgreSQL's pool. Each adapter
- * is loaded only when used, so a SQLite deployment never loads the PostgreSQL driver.
+ * How each store is opened. Each adapter is loaded only when used, so a SQLite deployment
+ * never loads the PostgreSQL driver.
  */
-export async function openStore (url: string, options: PostgresOptions = {}): Promise<Store> {
-  if (url.startsWith('sqlite:')) {
-    const { SqliteStore, sqlitePath } = await import('./sqlite/sqlite-store.ts')
+const ADAPTERS: Record<Dialect, (url: string, options: PostgresOptions) => Promise<Store>> = {
+  async sqlite (url) {
+    const { SqliteStore } = await import('./sqlite/sqlite-store.ts')
     return new SqliteStore(sqlitePath(url))
-  }
-  if (/^postgres(ql)?:\/\//.test(url)) {
+  },
+  async postgres (url, options) {
     const { PostgresStore } = await import('./postgres/postgres-store.ts')
     return new PostgresStore(url, options)
   }
-  throw new StoreUrlError(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(redactUrl(url))}`)
+}
+
+/** Picks the adapter by the URL's scheme; the options apply to PostgreSQL's pool. */
+export async function openStore (url: string, options: PostgresOptions = {}): Promise<Store> {
+  return ADAPTERS[dialectOf(url)](url, options)
 }
 
 /** The pool settings of a loaded Config, for openStore. */

@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Dialect } from './types.ts'
 
 export interface Migration { version: number, name: string, sql: string }
 
 const MIGRATIONS_ROOT = new URL('../../migrations/', import.meta.url).pathname
 // postgrator's form: NNN.do.name.sql. It skips a file it cannot read a version from, silently.
 const FILE_NAME = /^(\d{3})\.do\.([a-z0-9-]+)\.sql$/
+// postgrator's name for each store's driver: it picks the SQL of its own table by it.
+const DRIVERS: Record<Dialect, 'sqlite3' | 'pg'> = { sqlite: 'sqlite3', postgres: 'pg' }
 
 /** The versioned SQL files of one dialect, oldest first: migrations/<dialect>/NNN.do.name.sql. */
-export function loadMigrations (dialect: 'sqlite' | 'postgres'): Migration[] {
+export function loadMigrations (dialect: Dialect): Migration[] {
   const folder = join(MIGRATIONS_ROOT, dialect)
   return readdirSync(folder).sort().map((file) => {
     const [, version, name] = FILE_NAME.exec(file) ?? []
@@ -30,7 +33,7 @@ export class SchemaAheadError extends Error {
 
 /** One connection of a store, inside a transaction its caller holds until the migrations are done. */
 export interface MigrationConnection {
-  dialect: 'sqlite' | 'postgres'
+  dialect: Dialect
   /** PostgreSQL: the schema the tables live in. */
   schema?: string
   /** One statement; its rows. */
@@ -54,7 +57,7 @@ export async function applyMigrations (connection: MigrationConnection): Promise
   const { default: Postgrator } = await import('postgrator')
   const postgrator = new Postgrator({
     migrationPattern: join(MIGRATIONS_ROOT, connection.dialect, '*.sql'),
-    driver: connection.dialect === 'sqlite' ? 'sqlite3' : 'pg',
+    driver: DRIVERS[connection.dialect],
     ...(connection.schema !== undefined && { currentSchema: connection.schema }),
     schemaTable: 'schema_migrations',
     execQuery: async (sql) => ({ rows: await connection.query(sql) }),

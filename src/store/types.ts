@@ -129,9 +129,15 @@ export interface PoolFigures {
   waiting: number
 }
 
+/**
+ * The databases a Store runs on. What differs by database outside an adapter is a table keyed
+ * by it (Record<Dialect, …>), so that adding one makes the compiler name each place to change.
+ */
+export type Dialect = 'sqlite' | 'postgres'
+
 /** The one storage seam: SQL lives only behind it, one adapter per database. */
 export interface Store {
-  readonly kind: 'sqlite' | 'postgres'
+  readonly kind: Dialect
   /**
    * True when a new pet always gets a larger id than every pet already visible (one writer
    * at a time). Concurrent writers with a sequence do not promise it: an id taken early can

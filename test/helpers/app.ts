@@ -12,10 +12,10 @@ import { buildApp, type AppDeps } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
 import { generateApiKey } from '../../src/auth/api-key.ts'
 import { openStore } from '../../src/store/index.ts'
-import type { KeyAudit, Store } from '../../src/store/types.ts'
+import type { Dialect, KeyAudit, Store } from '../../src/store/types.ts'
 
 /** Which store the API suite runs on this time: scripts/run-tests.ts runs it once per store. */
-export const STORE_KIND = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'postgres'
+export const STORE_KIND = (process.env.TEST_STORE ?? 'sqlite') as Dialect
 
 export interface TestStore { url: string, store: Store, cleanup(): Promise<void> }
 

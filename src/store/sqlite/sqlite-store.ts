@@ -12,13 +12,6 @@ import { createApiKey, listKeyEvents, revokeApiKey, rotateApiKey, type KeyConnec
 import { int64, KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow } from './sqlite-rows.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PetsWithIdsImport, Store } from '../types.ts'
 
-/** Where a sqlite: URL points; ':memory:' for an in-memory database. */
-export function sqlitePath (url: string): string {
-  const path = url.slice('sqlite:'.length)
-  if (path === '') throw new Error('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/petstore.db')
-  return path
-}
-
 // Read once: /readyz asks on every probe.
 const LATEST_MIGRATION = loadMigrations('sqlite').at(-1)?.version ?? 0
 
