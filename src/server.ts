@@ -16,8 +16,7 @@ export async function serve (env: Record<string, string | undefined>): Promise<F
   const store = await openStore(config.DATABASE_URL, poolOptions(config))
   const migrations = await store.migrate()
   const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS)
-  const postgres = store.kind === 'postgres' ? { url: config.DATABASE_URL, options: poolOptions(config) } : undefined
-  const firstKey = firstKeyNotice(await ensureFirstKey(store, firstKeyFile(config), postgres))
+  const firstKey = firstKeyNotice(await ensureFirstKey(store, firstKeyFile(config)))
   // Where the key is, or how to make one, for whoever watches the terminal; never the key.
   if (firstKey) process.stderr.write(`${firstKey.message}\n`)
   const logStream = batchedStdout()

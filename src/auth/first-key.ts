@@ -3,7 +3,6 @@ import { hostname } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { keyCreatedEvents } from '../store/key-events.ts'
 import { databaseFile } from '../store/index.ts'
-import type { PostgresOptions } from '../store/postgres/pool.ts'
 import type { KeyAudit, KeyEvent, Store } from '../store/types.ts'
 import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './api-key.ts'
 
@@ -37,10 +36,10 @@ export function firstKeyFile (config: { FIRST_KEY_FILE?: string, DATABASE_URL: s
  * created, never overwritten. When the store has no key but the file holds one (a start that
  * failed, or lost the insert's result, after writing it), that key is stored: the file's key is
  * the one that works. A file holding anything else makes no key, and the caller says how to make
- * one. On PostgreSQL the check and the insert run under an advisory lock, so instances starting
+ * one. The check and the insert run under the store's first-key lock, so instances starting
  * together on an empty database make one key between them.
  */
-export async function ensureFirstKey (store: Store, file: string, postgres?: { url: string, options: PostgresOptions }): Promise<FirstKey> {
+export async function ensureFirstKey (store: Store, file: string): Promise<FirstKey> {
   const make = async (): Promise<FirstKey> => {
     if (await store.countApiKeys() > 0) return { outcome: 'keys_exist' }
     const kept = keyInFile(file)
@@ -54,7 +53,7 @@ export async function ensureFirstKey (store: Store, file: string, postgres?: { u
     const record = await store.createApiKey({ name: 'first key', hash: hashApiKey(key), prefix }, audit)
     return { outcome: 'created', file, prefix, event: keyCreatedEvents(record, audit)[0]! }
   }
-  return postgres ? underFirstKeyLock(postgres.url, postgres.options, make) : make()
+  return store.underFirstKeyLock(make)
 }
 
 /** The key a first key file holds, when it exists and holds one and nothing else. */
@@ -91,24 +90,6 @@ function writeKeyFile (file: string, key: string): string | undefined {
       rmSync(file, { force: true })
     }
     return code ?? (error as Error).message
-  }
-}
-
-// Two-key advisory lock, like the migrations' (src/store/postgres/postgres-migrate.ts): this constant
-// names "first key", the second key the schema.
-const FIRST_KEY_LOCK = 0x6b65_7931
-
-/** Runs fn while holding the first-key lock on a connection of its own, which frees it on end. */
-async function underFirstKeyLock<T> (url: string, options: PostgresOptions, fn: () => Promise<T>): Promise<T> {
-  const { connectClient, parsePostgresUrl } = await import('../store/postgres/pool.ts')
-  const target = parsePostgresUrl(url)
-  // The migrations' connection: on a multi-host URL, to the host that takes writes.
-  const client = await connectClient(target, options)
-  try {
-    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [FIRST_KEY_LOCK, target.schema ?? ''])
-    return await fn()
-  } finally {
-    await client.end()
   }
 }
 

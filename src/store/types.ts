@@ -147,6 +147,12 @@ export interface Store {
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<string[]>
   /**
+   * Runs fn, which makes the first key when there is none, holding a lock that every instance
+   * on this database takes for it, so that instances starting together on an empty database
+   * make one key between them. SQLite takes none: fn runs at once.
+   */
+  underFirstKeyLock<T>(fn: () => Promise<T>): Promise<T>
+  /**
    * Throws when the database cannot respond, its schema is behind the code, or writes fail for a
    * storage failure (then it tries one small write, so that an instance no longer sent
    * creates still sees the storage heal).

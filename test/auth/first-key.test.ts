@@ -93,6 +93,7 @@ test('a key the store refuses stays in its file, and the next start stores that 
   const stored: string[] = []
   let refuse = true
   const store = {
+    underFirstKeyLock: (make: () => Promise<unknown>) => make(),
     countApiKeys: async () => stored.length,
     createApiKey: async ({ hash, prefix }: { hash: string, prefix: string }) => {
       if (refuse) throw new Error('disk I/O error')

@@ -16,7 +16,7 @@ test(`${INSTANCES} instances making the first key at once on an empty PostgreSQL
   t.after(() => Promise.all(stores.map((store) => store.close())))
   await stores[0]!.migrate()
   const files = stores.map(() => join(tempDir(t), 'first-api-key'))
-  const outcomes = await Promise.all(stores.map((store, i) => ensureFirstKey(store, files[i]!, { url, options: {} })))
+  const outcomes = await Promise.all(stores.map((store, i) => ensureFirstKey(store, files[i]!)))
 
   assert.deepEqual(outcomes.map((outcome) => outcome.outcome).sort(), ['created', ...Array(INSTANCES - 1).fill('keys_exist')])
   const written = files.filter((file) => existsSync(file))

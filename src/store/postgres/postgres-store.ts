@@ -7,7 +7,7 @@ import { createPetIdempotently, deleteExpiredIdempotencyRecords } from './idempo
 import { countApiKeys, createApiKey, listApiKeys, listKeyEvents, revokeApiKey, rotateApiKey, touchApiKey } from './postgres-key-queries.ts'
 import { migrate } from './postgres-migrate.ts'
 import { insertPetsWithIds } from './pets-with-ids.ts'
-import { parsePostgresUrl, type PostgresOptions } from './pool.ts'
+import { connectClient, parsePostgresUrl, type PostgresOptions } from './pool.ts'
 import { KEY_COLUMNS, keyFromRow, PET_COLUMNS, petFromRow, type KeyRow, type PetRow } from './postgres-rows.ts'
 import { PetInsertBatcher } from './writes.ts'
 import type { ApiKeyRecord, IdempotencyClaim, IdempotentCreate, KeyAudit, KeyEvent, KeyEventFilter, KeyRevocation, KeyRotation, ListPetsOptions, NewApiKey, PetsWithIdsImport, PoolFigures, Store } from '../types.ts'
@@ -23,6 +23,10 @@ export const POSTGRES_HOT_QUERIES = {
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
   findApiKeyByHash: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`
 } as const
+
+// Two-key advisory lock, like the migrations' (postgres-migrate.ts): this constant names
+// "first key", the second key the schema.
+const FIRST_KEY_LOCK = 0x6b65_7931
 
 // A write that changes nothing but is still written: whether writes work again.
 const PROBE_WRITE = 'UPDATE schema_migrations SET applied_at = applied_at WHERE version = (SELECT max(version) FROM schema_migrations)'
@@ -58,6 +62,19 @@ export class PostgresStore implements Store {
 
   migrate (): Promise<string[]> {
     return migrate(this.#db.target, this.#options)
+  }
+
+  /** Held on a connection of its own, as the migrations' lock is, and freed when it ends. */
+  async underFirstKeyLock<T> (fn: () => Promise<T>): Promise<T> {
+    const target = this.#db.target
+    // The migrations' connection: on a multi-host URL, to the host that takes writes.
+    const client = await connectClient(target, this.#options)
+    try {
+      await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [FIRST_KEY_LOCK, target.schema ?? ''])
+      return await fn()
+    } finally {
+      await client.end()
+    }
   }
 
   async checkReady (): Promise<void> {

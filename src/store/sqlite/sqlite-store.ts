@@ -134,6 +134,10 @@ export class SqliteStore implements Store {
     return migrate(this.#db)
   }
 
+  underFirstKeyLock<T> (fn: () => Promise<T>): Promise<T> {
+    return fn()
+  }
+
   async checkReady (): Promise<void> {
     const row = this.#statement('SELECT max(version) AS version FROM schema_migrations').get()
     if (Number(row?.version ?? 0) < LATEST_MIGRATION) throw new Error('database schema is behind: run migrations')
