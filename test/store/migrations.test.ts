@@ -26,7 +26,7 @@ const MIGRATE_AND_TELL = `
 import { registerHooks } from 'node:module'
 const loaded = []
 registerHooks({ load (url, context, next) { loaded.push(url); return next(url, context) } })
-const { openStore } = await import('../src/store/index.ts')
+const { openStore } = await import('./src/store/index.ts')
 const store = await openStore(process.env.DATABASE_URL)
 const applied = await store.migrate()
 await store.close()
