@@ -135,8 +135,18 @@ export interface PoolFigures {
  */
 export type Dialect = 'sqlite' | 'postgres'
 
+/**
+ * The writes of pets the API makes. Apart from the Store, SQLite's pet writer (group commit,
+ * sqlite/pet-writer.ts) implements them, so that a new one is led there by the compiler too.
+ */
+export interface PetWrites {
+  createPet(pet: NewPet): Promise<Pet>
+  /** createPet at most once per (key lineage, Idempotency-Key) while the record lives. */
+  createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
+}
+
 /** The one storage seam: SQL lives only behind it, one adapter per database. */
-export interface Store {
+export interface Store extends PetWrites {
   readonly kind: Dialect
   /**
    * True when a new pet always gets a larger id than every pet already visible (one writer
@@ -164,9 +174,6 @@ export interface Store {
    * when a write succeeds again: once per change, not per failed write.
    */
   watchWrites(listener: WriteStateListener): void
-  createPet(pet: NewPet): Promise<Pet>
-  /** createPet at most once per (key lineage, Idempotency-Key) while the record lives. */
-  createPetIdempotently(pet: NewPet, claim: IdempotencyClaim): Promise<IdempotentCreate>
   /**
    * Removes at most limit records that expired at or before now (ISO 8601), in one short
    * transaction; returns how many. The purge calls it until fewer than limit are left.

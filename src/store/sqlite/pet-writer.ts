@@ -1,7 +1,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import type { NewPet, Pet } from '../../contract/schemas.ts'
 import { StoreUnavailableError } from '../store-errors.ts'
-import type { IdempotencyClaim, IdempotentCreate } from '../types.ts'
+import type { IdempotencyClaim, IdempotentCreate, PetWrites } from '../types.ts'
 import { GroupCommit } from './group-commit.ts'
 import { openDatabase } from './open.ts'
 import { int64, PET_COLUMNS, petFromRow, text } from './sqlite-rows.ts'
@@ -24,7 +24,7 @@ interface WriterConnection {
  * Where SQLite pets are written: each write runs in the next group commit (see GroupCommit)
  * and resolves once the commit that holds it is durable.
  */
-export class PetWriter {
+export class PetWriter implements PetWrites {
   readonly #open: () => WriterConnection
   #connection: WriterConnection | undefined
   #closed = false
