@@ -128,8 +128,42 @@ function parse (set: Record<string, string>): Config {
     const name = first.instancePath.slice(1)
     const text = set[name]
     const got = text !== undefined && INTEGER_NAMES.has(name) ? Number(text) : text
-    throw new ConfigError(`${name} is invalid: ${first.message ?? 'bad value'} (got ${JSON.stringify(got)})`)
+    throw new ConfigError(`${name} ${expectation(name, first)} (got ${JSON.stringify(got)})`)
   }
+}
+
+/**
+ * What a setting must be, in words: ajv's own messages show the schema ("must match pattern
+ * "^https?://…"", "must be equal to one of the allowed values"), which tells an operator neither
+ * what to write nor what is allowed.
+ */
+function expectation (name: string, error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'minimum': return `must be at least ${String(params.limit)}`
+    case 'maximum': return `must be at most ${String(params.limit)}`
+    case 'maxLength': return `must be at most ${String(params.limit)} characters long`
+    case 'enum': return `must be one of ${listOf(params.allowedValues as unknown[])}`
+    case 'format': return params.format === 'date-time'
+      ? 'must be a date and time with a time zone, such as 2030-12-05T00:00:00Z'
+      : `must be a ${String(params.format)}`
+    case 'pattern': return PATTERN_MEANINGS[name] ?? 'is not in the expected form'
+    default: return error.message ?? 'is invalid'
+  }
+}
+
+/** The rule each pattern of ConfigSchema stands for. */
+const PATTERN_MEANINGS: Record<string, string> = {
+  HOST: 'must be a host name or address, without spaces',
+  METRICS_HOST: 'must be a host name or address, without spaces',
+  PUBLIC_URL: 'must be an absolute http:// or https:// address ending in /v1, without query or fragment, such as https://api.example.com/v1',
+  STAGING_URL: 'must be an absolute http:// or https:// address ending in /v1, without query or fragment, such as https://staging.example.com/v1'
+}
+
+/** "a, b or c", each value in quotes as it is written in the environment. */
+function listOf (values: unknown[]): string {
+  const quoted = values.map((value) => JSON.stringify(value))
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)!}`
 }
 
 type Timeout = 'FIRST_BYTE_TIMEOUT_MS' | 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS' | 'SHUTDOWN_TIMEOUT_MS'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ConfigError, loadConfig, renamedSettings } from '../src/config.ts'
+import { ConfigError, ConfigSchema, loadConfig, renamedSettings } from '../src/config.ts'
 
 const DEFAULTS = {
   PORT: 8080,
@@ -119,27 +119,35 @@ describe('loadConfig', () => {
     assert.deepEqual(renamedSettings({ REPLY_CACHE_ENTRIES: '7' }), [])
   })
 
+  const V1_URL = (host: string) => `must be an absolute http:// or https:// address ending in /v1, without query or fragment, such as https://${host}.example.com/v1`
+  const LOG_LEVELS = 'must be one of "fatal", "error", "warn", "info", "debug", "trace" or "silent"'
   const TRUST_ANY = 'TRUST_PROXY=true would let every client choose its own address; set the number of proxies in front (e.g. 1) or their comma-separated addresses/CIDRs (e.g. 10.0.0.5)'
   const BAD: Array<[env: Record<string, string>, message: string]> = [
     [{ PORT: 'http' }, 'PORT must be a whole number, got "http"'],
     [{ PORT: '-1' }, 'PORT must be a whole number, got "-1"'],
     [{ PORT: '80.5' }, 'PORT must be a whole number, got "80.5"'],
     [{ PORT: ' 80' }, 'PORT must be a whole number, got " 80"'],
-    [{ PORT: '65536' }, 'PORT is invalid: must be <= 65535 (got 65536)'],
-    [{ PUBLIC_URL: 'api.example.com/v1' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "api.example.com/v1")'],
-    [{ PUBLIC_URL: 'ftp://api.example.com/v1' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "ftp://api.example.com/v1")'],
-    [{ PUBLIC_URL: 'https://api.example.com' }, 'PUBLIC_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "https://api.example.com")'],
-    [{ STAGING_URL: 'https://staging.example.com' }, 'STAGING_URL is invalid: must match pattern "^https?://[^\\s?#]+/v1/*$" (got "https://staging.example.com")'],
-    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL is invalid: must be equal to one of the allowed values (got "verbose")'],
-    [{ LOG_LEVEL: 'INFO' }, 'LOG_LEVEL is invalid: must be equal to one of the allowed values (got "INFO")'],
-    [{ DEPRECATION_DATE: 'yesterday' }, 'DEPRECATION_DATE is invalid: must match format "date-time" (got "yesterday")'],
-    [{ SUNSET_DATE: '2030-12-05' }, 'SUNSET_DATE is invalid: must match format "date-time" (got "2030-12-05")'],
+    [{ PORT: '65536' }, 'PORT must be at most 65535 (got 65536)'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT must be at most 65535 (got 70000)'],
+    [{ PUBLIC_URL: 'api.example.com/v1' }, `PUBLIC_URL ${V1_URL('api')} (got "api.example.com/v1")`],
+    [{ PUBLIC_URL: 'ftp://api.example.com/v1' }, `PUBLIC_URL ${V1_URL('api')} (got "ftp://api.example.com/v1")`],
+    [{ PUBLIC_URL: 'https://api.example.com' }, `PUBLIC_URL ${V1_URL('api')} (got "https://api.example.com")`],
+    [{ PUBLIC_URL: 'https://api.example.com/v1?x=1' }, `PUBLIC_URL ${V1_URL('api')} (got "https://api.example.com/v1?x=1")`],
+    [{ STAGING_URL: 'https://staging.example.com' }, `STAGING_URL ${V1_URL('staging')} (got "https://staging.example.com")`],
+    [{ LOG_LEVEL: 'verbose' }, `LOG_LEVEL ${LOG_LEVELS} (got "verbose")`],
+    [{ LOG_LEVEL: 'INFO' }, `LOG_LEVEL ${LOG_LEVELS} (got "INFO")`],
+    [{ DEPRECATION_DATE: 'yesterday' }, 'DEPRECATION_DATE must be a date and time with a time zone, such as 2030-12-05T00:00:00Z (got "yesterday")'],
+    [{ SUNSET_DATE: '2030-12-05' }, 'SUNSET_DATE must be a date and time with a time zone, such as 2030-12-05T00:00:00Z (got "2030-12-05")'],
     [{ SHUTDOWN_TIMEOUT_MS: '10s' }, 'SHUTDOWN_TIMEOUT_MS must be a whole number, got "10s"'],
-    [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX is invalid: must be >= 1 (got 0)'],
+    [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX must be at least 1 (got 0)'],
+    [{ DATABASE_POOL_MAX: '1001' }, 'DATABASE_POOL_MAX must be at most 1000 (got 1001)'],
+    [{ CONNECTIONS_CHECK_INTERVAL_MS: '9' }, 'CONNECTIONS_CHECK_INTERVAL_MS must be at least 10 (got 9)'],
+    [{ REDIS_KEY_PREFIX: 'p'.repeat(101) }, `REDIS_KEY_PREFIX must be at most 100 characters long (got "${'p'.repeat(101)}")`],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number, got "5s"'],
     [{ KEY_CACHE_TTL_MS: '-1' }, 'KEY_CACHE_TTL_MS must be a whole number, got "-1"'],
     [{ ANSWER_CACHE_ENTRIES: 'many' }, 'ANSWER_CACHE_ENTRIES must be a whole number, got "many"'],
-    [{ HOST: ' ' }, 'HOST is invalid: must match pattern "^\\S+$" (got " ")'],
+    [{ HOST: ' ' }, 'HOST must be a host name or address, without spaces (got " ")'],
+    [{ METRICS_HOST: '0.0.0.0 ' }, 'METRICS_HOST must be a host name or address, without spaces (got "0.0.0.0 ")'],
     [{ FIRST_BYTE_TIMEOUT_MS: '6000' }, 'FIRST_BYTE_TIMEOUT_MS must not exceed HEADERS_TIMEOUT_MS (got 6000 and 5000)'],
     [{ TRUST_PROXY: 'true' }, TRUST_ANY],
     [{ TRUST_PROXY: 'TRUE' }, TRUST_ANY]
@@ -155,6 +163,19 @@ describe('loadConfig', () => {
       })
     })
   }
+
+  test('no refusal shows the schema: every setting with a pattern, a list or a format says in words what it takes', () => {
+    const shaped = Object.entries(ConfigSchema.properties).filter(([, schema]) => 'pattern' in schema || 'enum' in schema || 'format' in schema)
+    assert.deepEqual(shaped.map(([name]) => name), ['HOST', 'PUBLIC_URL', 'LOG_LEVEL', 'DEPRECATION_DATE', 'SUNSET_DATE', 'METRICS_HOST', 'STAGING_URL'])
+    for (const [name] of shaped) {
+      assert.throws(() => loadConfig({ [name]: 'not valid' }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, new RegExp(`^${name} must be [^^]+ \\(got "not valid"\\)$`))
+        assert.doesNotMatch(error.message, /pattern|allowed values|expected form|format "/)
+        return true
+      })
+    }
+  })
 
   test('every variable docs/configuration.md documents is one loadConfig reads, and the other way round', async () => {
     const { readFile } = await import('node:fs/promises')
