@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { Ajv, type ErrorObject } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { envSchema } from 'env-schema'
@@ -56,6 +57,14 @@ const RENAMED: ReadonlyArray<[old: string, current: keyof Config]> = [
   ['ANSWER_CACHE_MAX_BYTES', 'REPLY_CACHE_MAX_BYTES']
 ]
 
+/**
+ * Settings that hold a password: each may instead be read from the file that NAME_FILE names,
+ * as the official postgres image reads POSTGRES_PASSWORD_FILE, so that a container secret
+ * (/run/secrets/…) never has to be put in the environment, where `ps e`, `docker inspect` and
+ * crash reports see it.
+ */
+export const SECRETS: readonly string[] = ['DATABASE_URL', 'REDIS_URL']
+
 // ajv's coercion takes " 80", "1e3", "0x50" and "-1" for numbers; a setting is digits or an error.
 const WHOLE_NUMBER = /^(0|[1-9]\d*)$/
 const INTEGER_NAMES = new Set(Object.entries(ConfigSchema.properties).flatMap(([name, schema]) => 'type' in schema && schema.type === 'integer' ? [name] : []))
@@ -71,7 +80,12 @@ const ajv = addFormatsModule.default(new Ajv({ useDefaults: true, coerceTypes: t
  */
 export function loadConfig (env: Record<string, string | undefined>): Config {
   const set: Record<string, string> = {}
+  for (const name of SECRETS) {
+    const text = settingOrFile(env, name)
+    if (text !== undefined) set[name] = text
+  }
   for (const [name, text] of Object.entries(env)) {
+    if (SECRETS.includes(name)) continue
     // An empty variable is unset: `PORT=` in a compose file means "the default".
     if (text === undefined || text === '' || !Object.hasOwn(ConfigSchema.properties, name)) continue
     if (INTEGER_NAMES.has(name) && !WHOLE_NUMBER.test(text)) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(text)}`)
@@ -102,6 +116,42 @@ export function loadConfig (env: Record<string, string | undefined>): Config {
   return config
 }
 
+/**
+ * The value of `name`, from the environment or from the file `${name}_FILE` names; undefined when
+ * neither is set. The file's content is taken as it is, less one line end (\n or \r\n) at its
+ * end, as `echo` and editors write one. Messages name the variable and the file, never the value.
+ */
+export function settingOrFile (env: Record<string, string | undefined>, name: string): string | undefined {
+  const fileName = `${name}_FILE`
+  const path = env[fileName]
+  const direct = env[name]
+  if (!path) return direct === '' ? undefined : direct
+  if (direct) throw new ConfigError(`${name} and ${fileName} are both set: set only one of them`)
+  let content: string
+  try {
+    content = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new ConfigError(`${fileName} names a file that cannot be read: ${path} (${unreadable(error)})`)
+  }
+  const value = content.replace(/\r?\n$/, '')
+  // An empty file would quietly mean the default (another database); a second line is no URL.
+  if (value === '') throw new ConfigError(`${fileName} names an empty file: ${path}`)
+  if (/[\r\n]/.test(value)) throw new ConfigError(`${fileName} names a file of more than one line: ${path}`)
+  return value
+}
+
+/** Why a file could not be read, in words; the code for any other reason. */
+function unreadable (error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  switch (code) {
+    case 'ENOENT': return 'no such file'
+    case 'EACCES': case 'EPERM': return 'permission denied'
+    case 'EISDIR': return 'it is a folder'
+    case 'ENOTDIR': return 'a part of the path is not a folder'
+    default: return code ?? String(error)
+  }
+}
+
 /** A setting set under its old name, and whether that value is used (it is unless the new name is set too). */
 export interface RenamedSetting { old: string, current: string, used: boolean, message: string }
 
@@ -127,6 +177,8 @@ function parse (set: Record<string, string>): Config {
     if (!first) throw error
     const name = first.instancePath.slice(1)
     const text = set[name]
+    // A password stays out of the message, which goes to logs.
+    if (SECRETS.includes(name)) throw new ConfigError(`${name} ${expectation(name, first)}`)
     const got = text !== undefined && INTEGER_NAMES.has(name) ? Number(text) : text
     throw new ConfigError(`${name} ${expectation(name, first)} (got ${JSON.stringify(got)})`)
   }

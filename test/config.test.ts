@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
-import { ConfigError, ConfigSchema, loadConfig, renamedSettings } from '../src/config.ts'
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test, type TestContext } from 'node:test'
+import { ConfigError, ConfigSchema, loadConfig, renamedSettings, SECRETS } from '../src/config.ts'
+import { runCli, runToExit, startServer, tempDir } from './helpers/processes.ts'
 
 const DEFAULTS = {
   PORT: 8080,
@@ -36,7 +39,7 @@ const DEFAULTS = {
   METRICS_PORT: 9464
 }
 /** Variables with no default: unset means the feature is off or derived. */
-const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY', 'STAGING_URL', 'FIRST_KEY_FILE']
+const OPTIONAL = ['PUBLIC_URL', 'REDIS_URL', 'TRUST_PROXY', 'STAGING_URL', 'FIRST_KEY_FILE', ...SECRETS.map((name) => `${name}_FILE`)]
 
 describe('loadConfig', () => {
   test('gives every variable its documented default, and leaves PUBLIC_URL and REDIS_URL unset', () => {
@@ -186,5 +189,90 @@ describe('loadConfig', () => {
     for (const [name, value] of documented) {
       if (!OPTIONAL.includes(name!)) assert.equal(value, String(DEFAULTS[name as keyof typeof DEFAULTS]), `${name}'s default in the README`)
     }
+  })
+})
+
+/** A file of the test's own holding `content`; its path. */
+function secretFile (t: TestContext, content: string): string {
+  const path = join(tempDir(t), 'secret')
+  writeFileSync(path, content, { mode: 0o600 })
+  return path
+}
+
+const PASSWORD = 's3cret-Pa55'
+const POSTGRES_URL = `postgres://petstore:${PASSWORD}@db.internal:5432/petstore`
+
+/** Refuses env, and checks that the one-line message is `message` and never holds the password. */
+function refuses (env: Record<string, string>, message: string) {
+  assert.throws(() => loadConfig(env), (error: unknown) => {
+    assert.ok(error instanceof ConfigError)
+    assert.equal(error.message, message)
+    assert.ok(!error.message.includes(PASSWORD) && !error.message.includes('\n'))
+    return true
+  })
+}
+
+describe('secrets from files (NAME_FILE)', () => {
+  test('the settings that hold a password are the two URLs', () => {
+    assert.deepEqual(SECRETS, ['DATABASE_URL', 'REDIS_URL'])
+  })
+
+  test('DATABASE_URL_FILE and REDIS_URL_FILE: the file\'s content is the value, less one line end (\\n or \\r\\n); nothing else is trimmed', (t) => {
+    const env = { DATABASE_URL_FILE: secretFile(t, `${POSTGRES_URL}\n`), REDIS_URL_FILE: secretFile(t, `rediss://:${PASSWORD}@cache.internal:6380\r\n`) }
+    assert.deepEqual(loadConfig(env), { ...DEFAULTS, DATABASE_URL: POSTGRES_URL, REDIS_URL: `rediss://:${PASSWORD}@cache.internal:6380` })
+    assert.equal(loadConfig({ DATABASE_URL_FILE: secretFile(t, POSTGRES_URL) }).DATABASE_URL, POSTGRES_URL, 'no line end at all')
+    assert.equal(loadConfig({ DATABASE_URL_FILE: secretFile(t, ` ${POSTGRES_URL} \n`) }).DATABASE_URL, ` ${POSTGRES_URL} `, 'spaces are kept')
+  })
+
+  test('an empty variable is unset, under either name', (t) => {
+    assert.equal(loadConfig({ DATABASE_URL: '', DATABASE_URL_FILE: secretFile(t, POSTGRES_URL) }).DATABASE_URL, POSTGRES_URL)
+    assert.equal(loadConfig({ DATABASE_URL: POSTGRES_URL, DATABASE_URL_FILE: '' }).DATABASE_URL, POSTGRES_URL)
+  })
+
+  test('both NAME and NAME_FILE set: refused, naming both, without the value', (t) => {
+    refuses({ DATABASE_URL: POSTGRES_URL, DATABASE_URL_FILE: secretFile(t, POSTGRES_URL) }, 'DATABASE_URL and DATABASE_URL_FILE are both set: set only one of them')
+    refuses({ REDIS_URL: `redis://:${PASSWORD}@cache`, REDIS_URL_FILE: '/run/secrets/redis-url' }, 'REDIS_URL and REDIS_URL_FILE are both set: set only one of them')
+  })
+
+  test('a file that cannot be read, is empty or holds several lines: refused, naming the variable, the file and why, never its content', (t) => {
+    const dir = tempDir(t)
+    refuses({ DATABASE_URL_FILE: join(dir, 'missing') }, `DATABASE_URL_FILE names a file that cannot be read: ${join(dir, 'missing')} (no such file)`)
+    refuses({ REDIS_URL_FILE: dir }, `REDIS_URL_FILE names a file that cannot be read: ${dir} (it is a folder)`)
+    const empty = secretFile(t, '\n')
+    refuses({ DATABASE_URL_FILE: empty }, `DATABASE_URL_FILE names an empty file: ${empty}`)
+    const twoLines = secretFile(t, `${POSTGRES_URL}\n\n`)
+    refuses({ DATABASE_URL_FILE: twoLines }, `DATABASE_URL_FILE names a file of more than one line: ${twoLines}`)
+    // root reads any file whatever its mode: the refusal of a file without read permission is for other users.
+    if (process.getuid?.() !== 0) {
+      const locked = join(dir, 'locked')
+      mkdirSync(locked)
+      writeFileSync(join(locked, 'url'), POSTGRES_URL)
+      chmodSync(locked, 0o000)
+      t.after(() => chmodSync(locked, 0o700))
+      refuses({ DATABASE_URL_FILE: join(locked, 'url') }, `DATABASE_URL_FILE names a file that cannot be read: ${join(locked, 'url')} (permission denied)`)
+    }
+  })
+
+  test('the server stops at start with one line and exit 1 when both are set', async (t) => {
+    const run = await runToExit(['src/server.ts'], { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}`, DATABASE_URL_FILE: secretFile(t, 'sqlite::memory:'), PORT: '0', METRICS_PORT: '0' })
+    assert.deepEqual(run, { code: 1, stdout: '', stderr: 'petstore: cannot start: DATABASE_URL and DATABASE_URL_FILE are both set: set only one of them\n' })
+  })
+
+  test('the CLI and the server read DATABASE_URL_FILE: a key made by the CLI opens the server\'s pets', async (t) => {
+    const env = { DATABASE_URL: '', DATABASE_URL_FILE: secretFile(t, `sqlite:${join(tempDir(t), 'petstore.db')}\n`) }
+    const created = await runCli(['keys', 'create', '--name', 'from-file', '--json'], env)
+    assert.equal(created.code, 0, created.stderr)
+    const { key } = JSON.parse(created.stdout) as { key: string }
+    const listed = await runCli(['keys', 'list', '--json'], env)
+    assert.equal(listed.code, 0, listed.stderr)
+    assert.deepEqual((JSON.parse(listed.stdout) as Array<{ name: string }>).map(({ name }) => name), ['from-file'])
+    const server = await startServer(t, env)
+    const pets = await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
+    assert.deepEqual({ status: pets.status, body: await pets.json() }, { status: 200, body: [] })
+  })
+
+  test('the CLI refuses both set with its one line and exit 1', async (t) => {
+    const run = await runCli(['keys', 'list'], { DATABASE_URL: 'sqlite::memory:', DATABASE_URL_FILE: secretFile(t, 'sqlite::memory:') })
+    assert.deepEqual(run, { code: 1, stdout: '', stderr: 'petstore keys list: DATABASE_URL and DATABASE_URL_FILE are both set: set only one of them\n' })
   })
 })
