@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { context, diag, DiagConsoleLogger, propagation, trace, type TextMapPropagator } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { CompositePropagator, diagLogLevelFromString, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
@@ -15,6 +16,9 @@ import {
 // exporters of logs and metrics, Zipkin's and gRPC's, which this service never loads.
 
 type Env = Record<string, string | undefined>
+
+/** package.json's version, read once as tracing starts: service.version says which release sent a span. */
+const SERVICE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 /** What the SDK is told of each instrumentation: the tracer provider its spans go to. */
 interface Instrumented { setTracerProvider: (provider: TracerProvider) => void }
@@ -92,9 +96,15 @@ function propagatorOf (env: Env): TextMapPropagator | undefined {
   return propagators.length === 0 ? undefined : new CompositePropagator({ propagators })
 }
 
-/** The Node SDK's default resource: the service's instance, process, host and OS, and OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME. */
+/**
+ * The Node SDK's default resource: the service's instance, process, host and OS, and
+ * OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME; with service.version, package.json's unless
+ * OTEL_RESOURCE_ATTRIBUTES gives one (a merged resource's attributes win over the one merged into).
+ */
 function resourceOf (serviceName: string | undefined): Resource {
-  const detected = defaultResource().merge(detectResources({ detectors: [serviceInstanceIdDetector, processDetector, hostDetector, osDetector, envDetector] }))
+  const detected = resourceFromAttributes({ 'service.version': SERVICE_VERSION })
+    .merge(defaultResource())
+    .merge(detectResources({ detectors: [serviceInstanceIdDetector, processDetector, hostDetector, osDetector, envDetector] }))
   return serviceName === undefined ? detected : detected.merge(resourceFromAttributes({ 'service.name': serviceName }))
 }
 

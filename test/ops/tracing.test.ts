@@ -9,6 +9,7 @@ import { startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.t
 import { freshSchema, TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
 import { logLines, runToExit, startServer, tempDir, type ServerProcess } from '../helpers/processes.ts'
 
+const { version: PACKAGE_VERSION } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 const MODULE_LOADS = `--import=${new URL('../helpers/module-loads.ts', import.meta.url).pathname}`
 const SERVER_KIND = 2
 const WAIT_MS = 15_000
@@ -98,6 +99,7 @@ async function checkTracedRead (t: TestContext, databaseUrl: string, dbSystem: s
   })
   assert.equal(serverSpan.status.code ?? 0, 0, 'a 200 is not an error')
   assert.equal(serverSpan.resource['service.name'], 'petstore')
+  assert.equal(serverSpan.resource['service.version'], PACKAGE_VERSION, 'the release that sent the span')
   assert.deepEqual(storeSpan.attributes, { 'db.system.name': dbSystem, 'petstore.store.operation': 'getPet' })
   assert.ok(descendsFrom(storeSpan, serverSpan, receiver.spans()), 'the store span is below the request span')
   // The route's handler is named by its operation, as docs/operations/observe.md says.
@@ -172,9 +174,9 @@ test('without OTEL_* the server loads no OpenTelemetry module and its log lines 
   assert.equal(read.headers.get('traceparent'), null)
 })
 
-test('OTEL_SERVICE_NAME names the service, and with OTEL_PROPAGATORS=b3 a B3 caller\'s trace continues', async (t) => {
+test('OTEL_SERVICE_NAME names the service, OTEL_RESOURCE_ATTRIBUTES may set its version, and with OTEL_PROPAGATORS=b3 a B3 caller\'s trace continues', async (t) => {
   const receiver = await startOtlpReceiver(t)
-  const env = { ...tracingEnv(receiver.url), OTEL_SERVICE_NAME: 'petstore-eu', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test', OTEL_PROPAGATORS: 'b3' }
+  const env = { ...tracingEnv(receiver.url), OTEL_SERVICE_NAME: 'petstore-eu', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test,service.version=2.0.0-rc.1', OTEL_PROPAGATORS: 'b3' }
   const { server, authorization } = await startWithKey(t, { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}`, ...env })
   const caller = callerContext()
   const read = await fetch(`${server.url}/v1/pets`, { headers: { authorization, b3: `${caller.traceId}-${caller.spanId}-1` } })
@@ -183,6 +185,7 @@ test('OTEL_SERVICE_NAME names the service, and with OTEL_PROPAGATORS=b3 a B3 cal
   assert.deepEqual({ name: span.name, parentSpanId: span.parentSpanId }, { name: 'GET /v1/pets', parentSpanId: caller.spanId })
   assert.equal(span.resource['service.name'], 'petstore-eu')
   assert.equal(span.resource['deployment.environment.name'], 'test')
+  assert.equal(span.resource['service.version'], '2.0.0-rc.1')
 })
 
 test('with OTEL_TRACES_EXPORTER=none nothing is recorded: the log line carries no trace', async (t) => {
