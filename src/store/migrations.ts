@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import type { PostgresOptions } from './postgres/pool.ts'
 import type { Dialect } from './types.ts'
+import { databaseFile, dialectOf } from './urls.ts'
 
 export interface Migration { version: number, name: string, sql: string }
 
@@ -51,9 +54,12 @@ export interface MigrationConnection {
 export async function applyMigrations (connection: MigrationConnection): Promise<string[]> {
   const migrations = loadMigrations(connection.dialect)
   const latest = migrations.at(-1)?.version ?? 0
+  const report = compareMigrations(migrations, await connection.query('SELECT * FROM schema_migrations') as AppliedRow[])
   // postgrator and the glob it loads stay in the heap for the process's life, and every major
   // collection marks them again (docs/performance.md): loaded only when there is work for it.
-  if (await recordsEveryFile(connection, migrations)) return []
+  if (isCurrent(report)) return []
+  // postgrator would only say "MD5 checksum failed for migration [2]", naming neither file nor fix.
+  if (report.changed[0] !== undefined) throw new ChangedMigrationError(connection.dialect, report.changed[0])
   const { default: Postgrator } = await import('postgrator')
   const postgrator = new Postgrator({
     migrationPattern: join(MIGRATIONS_ROOT, connection.dialect, '*.sql'),
@@ -66,20 +72,108 @@ export async function applyMigrations (connection: MigrationConnection): Promise
   const databaseVersion = await postgrator.getDatabaseVersion()
   if (databaseVersion > latest) throw new SchemaAheadError(databaseVersion, latest)
   const applied = await postgrator.migrate()
-  return applied.map(({ version, name }) => `${String(version).padStart(3, '0')}-${name}`)
+  return applied.map(migrationLabel)
+}
+
+/** A row of schema_migrations; md5 is absent from the table of releases before postgrator, and null in rows they wrote. */
+export interface AppliedRow { version: number | string, name: string, md5?: string | null }
+
+/**
+ * The database's migrations against the shipped files, each list oldest first. applied: recorded
+ * and shipped; pending: shipped, not recorded; unknown: recorded, but no file of that version
+ * ships (a later release or another build applied it); changed: applied, but its file has another
+ * checksum now than the one recorded. A row without a checksum (written before checksums) is not
+ * checked.
+ */
+export interface MigrationReport {
+  applied: Migration[]
+  pending: Migration[]
+  unknown: Array<{ version: number, name: string }>
+  changed: Migration[]
+}
+
+export function compareMigrations (migrations: Migration[], rows: AppliedRow[]): MigrationReport {
+  const recorded = new Map(rows.map((row) => [Number(row.version), row]))
+  const shipped = new Set(migrations.map(({ version }) => version))
+  const applied = migrations.filter(({ version }) => recorded.has(version))
+  return {
+    applied,
+    pending: migrations.filter(({ version }) => !recorded.has(version)),
+    unknown: rows.filter((row) => !shipped.has(Number(row.version)))
+      .map((row) => ({ version: Number(row.version), name: row.name }))
+      .sort((a, b) => a.version - b.version),
+    changed: applied.filter(({ version, sql }) => {
+      const md5 = recorded.get(version)?.md5
+      return typeof md5 === 'string' && md5 !== checksum(sql)
+    })
+  }
+}
+
+/** The database is at the shipped version: every file applied as it is, nothing else applied. */
+export const isCurrent = ({ pending, unknown, changed }: MigrationReport) => pending.length + unknown.length + changed.length === 0
+
+/** NNN-name: how migrate names a migration. */
+export const migrationLabel = ({ version, name }: { version: number, name: string }) => `${String(version).padStart(3, '0')}-${name}`
+
+/** The shipped file of a migration, from the project's root. */
+export const migrationFile = (dialect: Dialect, { version, name }: { version: number, name: string }) =>
+  `migrations/${dialect}/${String(version).padStart(3, '0')}.do.${name}.sql`
+
+/** The checksum postgrator records for a file. */
+const checksum = (sql: string) => createHash('md5').update(sql, 'utf8').digest('hex')
+
+/** A migration was applied from a file that has been edited since: start-up and migrate stop. */
+export class ChangedMigrationError extends Error {
+  override readonly name = 'ChangedMigrationError'
+  constructor (dialect: Dialect, migration: Migration) {
+    super(`migration ${migrationLabel(migration)} was applied to this database from other contents than ${migrationFile(dialect, migration)} has now: ` +
+      'restore that file as released (a released migration is never edited; a change goes in a new migration)')
+  }
 }
 
 /**
- * Whether schema_migrations records exactly these migrations, each with its file's checksum as
- * postgrator computes it (or none, as releases before checksums wrote them): then postgrator
- * would apply nothing and refuse nothing. Anything else, postgrator decides.
+ * The rows of schema_migrations at DATABASE_URL, read without changing anything (migrate
+ * --status); undefined when there is no such table, or on SQLite no file, which is not created.
  */
-async function recordsEveryFile (connection: MigrationConnection, migrations: Migration[]): Promise<boolean> {
-  const rows = await connection.query('SELECT version, md5 FROM schema_migrations') as Array<{ version: number | string, md5: string | null }>
-  if (rows.length !== migrations.length) return false
-  const recorded = new Map(rows.map((row) => [Number(row.version), row.md5]))
-  return migrations.every(({ version, sql }) => {
-    const md5 = recorded.get(version)
-    return md5 === null || md5 === createHash('md5').update(sql, 'utf8').digest('hex')
-  })
+export async function readAppliedMigrations (url: string, options: PostgresOptions): Promise<AppliedRow[] | undefined> {
+  return dialectOf(url) === 'sqlite' ? readSqliteRows(url) : await readPostgresRows(url, options)
+}
+
+/** undefined: no file, or no schema_migrations table. Read-only: a missing file is not created. */
+function readSqliteRows (url: string): AppliedRow[] | undefined {
+  const path = databaseFile(url)
+  if (path === undefined) return undefined
+  if (!existsSync(path)) return undefined
+  let db: DatabaseSync
+  try {
+    db = new DatabaseSync(path, { readOnly: true })
+  } catch (error) {
+    throw new Error(`DATABASE_URL ${url} cannot be read (${resolve(path)}): ${(error as Error).message}`, { cause: error })
+  }
+  try {
+    if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get()) return undefined
+    return db.prepare('SELECT * FROM schema_migrations').all() as unknown as AppliedRow[]
+  } finally {
+    db.close()
+  }
+}
+
+/** undefined: no schema_migrations table in the URL's schema. In a READ ONLY transaction: nothing can change. */
+async function readPostgresRows (url: string, options: PostgresOptions): Promise<AppliedRow[] | undefined> {
+  // Loaded only here: a SQLite deployment never loads the PostgreSQL driver.
+  const { connectClient, isOutage, parsePostgresUrl, unavailable } = await import('./postgres/pool.ts')
+  const target = parsePostgresUrl(url)
+  const client = await connectClient(target, options)
+  const table = target.schema ? `${target.schema}.schema_migrations` : 'schema_migrations'
+  try {
+    await client.query('BEGIN READ ONLY')
+    const { rows: [found] } = await client.query<{ table: string | null }>('SELECT to_regclass($1)::text AS table', [table])
+    const rows = found?.table ? (await client.query<AppliedRow>(`SELECT * FROM ${table}`)).rows : undefined
+    await client.query('ROLLBACK')
+    return rows
+  } catch (error) {
+    throw isOutage(error) ? unavailable(target, options, error) : error
+  } finally {
+    await client.end().catch(() => {})
+  }
 }

@@ -63,7 +63,7 @@ describe('SQLite migrations', () => {
     assert.deepEqual(rowsOf(path), MIGRATIONS.map(({ version, name }) => ({ version, name, applied_at: APPLIED_AT, md5: null })))
   })
 
-  test('a fresh database records each file\'s checksum, and refuses to migrate once an applied file differs', async (t) => {
+  test('a fresh database records each file\'s checksum, and once an applied file differs migrate refuses naming the file and the fix', async (t) => {
     const path = join(tempDir(t), 'petstore.db')
     const store = await openStore(`sqlite:${path}`)
     t.after(() => store.close())
@@ -74,7 +74,11 @@ describe('SQLite migrations', () => {
     const db = new DatabaseSync(path)
     db.exec("UPDATE schema_migrations SET md5 = 'edited' WHERE version = 2")
     db.close()
-    await assert.rejects(store.migrate(), { message: 'MD5 checksum failed for migration [2]' })
+    const second = MIGRATIONS[1]!
+    const refusal = `migration 002-${second.name} was applied to this database from other contents than migrations/sqlite/002.do.${second.name}.sql has now: ` +
+      'restore that file as released (a released migration is never edited; a change goes in a new migration)'
+    await assert.rejects(store.migrate(), { name: 'ChangedMigrationError', message: refusal })
+    assert.deepEqual(await runCli(['migrate'], { DATABASE_URL: `sqlite:${path}` }), { code: 1, stdout: '', stderr: `petstore migrate: ${refusal}\n` })
   })
 
   test('the server, petstore migrate and keys create refuse a database a later release migrated: one line naming both versions, exit 1', async (t) => {
