@@ -5,7 +5,8 @@ import { keysCommand } from './cli/keys-command.ts'
 import { helpLayout, Refusal, reportError } from './cli/output.ts'
 import { petsCommand } from './cli/pets.ts'
 import { probeCommand } from './cli/probe.ts'
-import { migrateCommand, serveCommand } from './cli/serve.ts'
+import { migrateCommand } from './cli/migrate.ts'
+import { serveCommand } from './cli/serve.ts'
 import { commandStore, type CommandStore } from './cli/command-store.ts'
 
 /** `npm run --silent petstore -- <command>`: the service's command line. */
@@ -26,7 +27,7 @@ export function buildProgram (env: Record<string, string | undefined>, store: Co
     .version(version, '-V, --version', 'print the version and exit')
     .addHelpText('after', FOOTER)
     .addCommand(serveCommand(env))
-    .addCommand(migrateCommand(store))
+    .addCommand(migrateCommand(store, env))
     .addCommand(keysCommand(store, env))
     .addCommand(petsCommand(store))
     .addCommand(probeCommand())

@@ -64,6 +64,18 @@ export class Failure extends Error {
   }
 }
 
+/**
+ * The command ran, and its answer is an exit code other than 0 (migrate --status: migrations
+ * pending); what it has to say it has printed already.
+ */
+export class StatusExit extends Error {
+  readonly exitCode: number
+  constructor (exitCode: number) {
+    super(`exit ${exitCode}`)
+    this.exitCode = exitCode
+  }
+}
+
 /** Commander refused the command line; `command` is the one that refused it. */
 export class Refusal extends Error {
   readonly command: Command
@@ -98,6 +110,7 @@ const leaves = (command: Command): Command[] => command.commands.flatMap((sub) =
 /** Writes what went wrong in `command` and returns the exit code; `json`: the command line asked for --json. */
 export function reportError (command: Command, error: unknown, json: boolean): number {
   if (error instanceof Refusal) return reportRefusal(error, json)
+  if (error instanceof StatusExit) return error.exitCode
   const message = error instanceof Error ? error.message : String(error)
   note(`${prefix(command)}: ${message}`)
   if (json) printError(codeOf(error), message, error instanceof Failure ? error.result : undefined)
