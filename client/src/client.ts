@@ -2,6 +2,8 @@ import type { components } from './generated/openapi.ts'
 import { parseJson, toInt64, type Int64Input, type Int64Mode } from './json.ts'
 import { nextLink } from './link.ts'
 import { metaOf, type ResponseMeta } from './meta.ts'
+import { createReplyCache, type CacheOptions } from './reply-cache.ts'
+import { createRevalidatingRead } from './revalidate.ts'
 import type { RetryOptions } from './retry.ts'
 import { createTransport, type ReceivedResponse } from './transport.ts'
 import { randomUuid } from './uuid.ts'
@@ -67,6 +69,11 @@ export interface PetstoreClientOptions<I extends Int64Mode = 'bigint'> {
   sunsetWarningDays?: number
   /** Where that warning goes; console.warn by default. */
   onWarning?: (message: string) => void
+  /**
+   * Replies kept to revalidate reads with If-None-Match (the body comes from here on 304), up to
+   * `maxBytes` (4 MiB by default); false sends every read unconditionally.
+   */
+  cache?: CacheOptions | false
 }
 
 /** The pets operations. */
@@ -98,13 +105,14 @@ const DAY_MS = 86_400_000
 
 export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: PetstoreClientOptions<I>): PetstoreClient<I> {
   const send = createTransport(options)
+  const readPath = createRevalidatingRead(send, options.cache === false ? undefined : createReplyCache(options.cache))
   const int64: Int64Mode = options.int64 ?? 'bigint'
   const warnWithin = (options.sunsetWarningDays ?? 180) * DAY_MS
   const warn = options.onWarning ?? ((message: string) => { console.warn(message) })
   let sunsetWarned = false
 
-  function read<T> ({ response, text }: ReceivedResponse): WithMeta<T> {
-    return { data: parseJson(text, int64) as T, meta: metaOf(response) }
+  function read<T> ({ response, text, revalidated }: ReceivedResponse & { revalidated?: boolean }): WithMeta<T> {
+    return { data: parseJson(text, int64) as T, meta: metaOf(response, revalidated) }
   }
 
   function noticeSunset (response: Response) {
@@ -119,7 +127,7 @@ export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: P
     if (limit !== undefined) query.set('limit', String(limit))
     if (status !== undefined) query.set('status', status)
     if (cursor !== undefined) query.set('cursor', cursor)
-    const received = await send('GET', `pets${query.size ? `?${query}` : ''}`, { signal })
+    const received = await readPath(`pets${query.size ? `?${query}` : ''}`, signal)
     const { data, meta } = read<Array<Pet<I>>>(received)
     const link = nextLink(received.response.headers.get('link'))
     return { data: { pets: data, next: link === undefined ? undefined : cursorOf(link) }, meta }
@@ -132,7 +140,7 @@ export function createPetstoreClient<I extends Int64Mode = 'bigint'> (options: P
   }
 
   async function get (petId: Int64Input, { signal }: CallOptions<boolean> = {}): Promise<WithMeta<Pet<I>>> {
-    const received = await send('GET', `pets/${toInt64(petId, 'petId')}`, { signal })
+    const received = await readPath(`pets/${toInt64(petId, 'petId')}`, signal)
     noticeSunset(received.response)
     return read(received)
   }

@@ -1,12 +1,14 @@
-/** What a response says besides its body: status, request id, rate limit, and every header. */
+/** What a response says besides its body: status, whether it revalidated, request id, rate limit, and every header. */
 export interface ResponseMeta {
-  /** 200, or 201 for a create (its replay included). */
+  /** 200; 304 for a read revalidated against the client's cache; 201 for a create (its replay included). */
   status: number
+  /** true when the service answered 304 Not Modified and the data is the body the client kept for that ETag. */
+  revalidated: boolean
   /** The response's X-Request-Id: quote it when reporting a problem. */
   requestId: string | undefined
   /** The key's rate limit after this request, from RateLimit-Policy and RateLimit; undefined when the response has neither. */
   rateLimit: RateLimit | undefined
-  /** All of the response's headers: Location, Idempotent-Replayed, Deprecation, Sunset … */
+  /** All of the response's headers (of the 304, when revalidated): ETag, Location, Idempotent-Replayed, Deprecation, Sunset … */
   headers: Headers
 }
 
@@ -27,10 +29,11 @@ export interface RateLimit {
   resetSeconds: number | undefined
 }
 
-export function metaOf (response: Response): ResponseMeta {
+export function metaOf (response: Response, revalidated = false): ResponseMeta {
   const { headers } = response
   return {
     status: response.status,
+    revalidated,
     requestId: headers.get('x-request-id') ?? undefined,
     rateLimit: rateLimitOf(headers.get('ratelimit-policy'), headers.get('ratelimit')),
     headers

@@ -11,7 +11,10 @@ export interface TransportOptions {
   timeoutMs?: number
 }
 
-/** A successful response, its body already read within the attempt's time. */
+/**
+ * A successful response, its body already read within the attempt's time: a 2xx, or a 304 to a
+ * request that sent If-None-Match (its text empty: the caller has the body it named).
+ */
 export interface ReceivedResponse { response: Response, text: string }
 
 export interface Request { body?: unknown, headers?: Record<string, string>, signal?: AbortSignal }
@@ -35,13 +38,14 @@ export function createTransport (options: TransportOptions): Send {
     if (request.body !== undefined) headers['content-type'] = 'application/json'
     const body = request.body === undefined ? undefined : stringifyJson(request.body)
     const caller = request.signal
+    const conditional = headers['if-none-match'] !== undefined
     // Each attempt has its own timeout, covering the response's body as well as its headers.
     async function attempt (): Promise<ReceivedResponse> {
       const timeout = AbortSignal.timeout(Math.ceil(timeoutMs))
       try {
         const response = await fetchImpl(url, { method, headers, body, signal: caller ? AbortSignal.any([caller, timeout]) : timeout })
         const text = await response.text()
-        if (response.ok) return { response, text }
+        if (response.ok || (response.status === 304 && conditional)) return { response, text }
         throw errorOf(response, text)
       } catch (error) {
         if (error instanceof PetstoreError) throw error
@@ -74,5 +78,7 @@ function errorOf (response: Response, text: string): PetstoreError {
       retryAfterSeconds: retryAfter
     })
   }
-  return new PetstoreError({ status: response.status, code: 'unexpected_response', message: `HTTP ${response.status} without an Error body`, requestId, retryAfterSeconds: retryAfter })
+  // A 304 can only answer If-None-Match; to a request without one it names no body the client has.
+  const message = response.status === 304 ? 'HTTP 304 Not Modified to a request that named no ETag' : `HTTP ${response.status} without an Error body`
+  return new PetstoreError({ status: response.status, code: 'unexpected_response', message, requestId, retryAfterSeconds: retryAfter })
 }
