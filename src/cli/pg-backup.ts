@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
+import { createInterface } from 'node:readline'
 import { parsePostgresUrl } from '../store/index.ts'
 import { codeOf, expectedTables, messageOf, partialFile, placeFile, refuseExisting, removePartial } from './backup-files.ts'
 import { Failure } from './output.ts'
@@ -14,7 +15,10 @@ import { Failure } from './output.ts'
  */
 
 /** A dump written and checked. */
-export interface PostgresBackup { file: string, bytes: number, schema: string | undefined, migration: number, tables: string[] }
+export interface PostgresBackup extends DumpContents { file: string, bytes: number, schema: string | undefined }
+
+/** What a checked dump holds: its migration, the tables that migration needs, and the rows of two. */
+interface DumpContents { migration: number, tables: string[], pets: number, keys: number }
 
 /** `env`: the command's environment, handed on to pg_dump (PGSSLMODE, PGPASSFILE and the like). */
 export async function backupPostgres (url: string, file: string, force: boolean, connectTimeoutMs: number, env: Record<string, string | undefined>): Promise<PostgresBackup> {
@@ -41,23 +45,59 @@ export async function backupPostgres (url: string, file: string, force: boolean,
 }
 
 /**
- * pg_restore reads the whole table of contents, and the ledger's rows from the data: the
- * migration the dump is at, and every table that migration needs, with its data.
+ * pg_restore reads the whole table of contents, then the rows of the ledger, the pets and the
+ * keys from the data: the migration the dump is at, every table that migration needs with its
+ * data, and what the dump holds, in the words SQLite's backup uses.
  */
-async function checkDump (dump: string, env: Record<string, string | undefined>): Promise<{ migration: number, tables: string[] }> {
+async function checkDump (dump: string, env: Record<string, string | undefined>): Promise<DumpContents> {
   const contents = await run('pg_restore', ['--list', dump], env)
   const withData = new Set([...contents.matchAll(/ TABLE DATA \S+ ([a-z_][a-z0-9_]*) /g)].map((match) => match[1]!))
-  const ledger = await run('pg_restore', ['--data-only', '--table=schema_migrations', '--file=-', dump], env)
-  // COPY … (columns) FROM stdin; then one row per line, tab-separated, up to "\.".
-  const [, columns = '', rows = ''] = /^COPY \S*schema_migrations \(([^)]*)\) FROM stdin;\n([\s\S]*?)^\\\.$/m.exec(ledger) ?? []
-  const at = columns.split(',').map((column) => column.trim()).indexOf('version')
-  const migration = Math.max(0, ...rows.split('\n').filter(Boolean).map((row) => Number(row.split('\t')[at]) || 0))
+  const rows = new RowCounter(['pets', 'api_keys', 'schema_migrations'])
+  await run('pg_restore', ['--data-only', '--table=pets', '--table=api_keys', '--table=schema_migrations', '--file=-', dump], env, (line) => rows.read(line))
+  const migration = rows.migration
   const tables = expectedTables('postgres', migration)
   const missing = tables.filter((table) => !withData.has(table))
   if (migration === 0 || missing.length > 0) {
     throw new Failure(`the dump is not a petstore database: ${migration === 0 ? 'schema_migrations has no rows' : `at migration ${migration} it lacks ${missing.join(', ')}`}; check DATABASE_URL's ?schema=`, 'not_petstore')
   }
-  return { migration, tables }
+  return { migration, tables, pets: rows.count('pets'), keys: rows.count('api_keys') }
+}
+
+/**
+ * Counts the rows of pg_restore's plain output one line at a time, so a large dump is never held
+ * in memory: "COPY schema.table (columns) FROM stdin;", then one row per line (a newline inside
+ * a value is written \n), up to "\.". The ledger's versions are kept to find the migration.
+ */
+class RowCounter {
+  private readonly tables: string[]
+  private readonly counts = new Map<string, number>()
+  private table: string | undefined
+  private versionAt = -1
+  migration = 0
+
+  constructor (tables: string[]) {
+    this.tables = tables
+  }
+
+  read (line: string): void {
+    if (this.table === undefined) {
+      const copy = /^COPY (?:\S+\.)?"?([a-z_][a-z0-9_]*)"? \(([^)]*)\) FROM stdin;$/.exec(line)
+      if (!copy || !this.tables.includes(copy[1]!)) return
+      this.table = copy[1]!
+      this.versionAt = copy[2]!.split(',').map((column) => column.trim()).indexOf('version')
+      return
+    }
+    if (line === '\\.') {
+      this.table = undefined
+      return
+    }
+    this.counts.set(this.table, this.count(this.table) + 1)
+    if (this.table === 'schema_migrations') this.migration = Math.max(this.migration, Number(line.split('\t')[this.versionAt]) || 0)
+  }
+
+  count (table: string): number {
+    return this.counts.get(table) ?? 0
+  }
 }
 
 /** The URL libpq reads, without the service's ?schema= (libpq refuses parameters it does not know), and its password apart. */
@@ -73,13 +113,18 @@ function libpqTarget (url: string): { dbname: string, password: string | undefin
   return { dbname: `${scheme}${user}${address}${kept ? `?${kept}` : ''}`, password }
 }
 
-/** Runs a PostgreSQL client tool; its stdout on success, its stderr in the failure. */
-function run (tool: string, args: string[], env: Record<string, string | undefined>): Promise<string> {
+/**
+ * Runs a PostgreSQL client tool; its stdout on success, its stderr in the failure. With
+ * `onLine`, stdout goes to it line by line instead, and the promise resolves to ''.
+ */
+function run (tool: string, args: string[], env: Record<string, string | undefined>, onLine?: (line: string) => void): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(tool, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk })
+    const lines = onLine && createInterface({ input: child.stdout, crlfDelay: Infinity })
+    if (lines) lines.on('line', onLine)
+    else child.stdout.on('data', (chunk: Buffer) => { stdout += chunk })
     child.stderr.on('data', (chunk: Buffer) => { stderr += chunk })
     child.on('error', (error) => {
       reject(codeOf(error) === 'ENOENT'

@@ -36,13 +36,7 @@ export async function backupSqlite (database: string, file: string, force: boole
   refuseExisting(file, force)
   const partial = partialFile(file)
   try {
-    const source = new DatabaseSync(database)
-    try {
-      source.exec(`PRAGMA busy_timeout = ${READ_BUSY_MS}`)
-      await backup(source, partial, { rate: ALL_PAGES })
-    } finally {
-      source.close()
-    }
+    await copyLive(database, partial)
     const copy = new DatabaseSync(partial)
     let contents: SqliteContents
     try {
@@ -56,6 +50,21 @@ export async function backupSqlite (database: string, file: string, force: boole
     return { file: resolve(file), bytes, ...contents }
   } finally {
     removePartial(partial)
+  }
+}
+
+/** SQLite's online backup of the live database into `partial`; a database it cannot read fails naming it. */
+async function copyLive (database: string, partial: string): Promise<void> {
+  try {
+    const source = new DatabaseSync(database)
+    try {
+      source.exec(`PRAGMA busy_timeout = ${READ_BUSY_MS}`)
+      await backup(source, partial, { rate: ALL_PAGES })
+    } finally {
+      source.close()
+    }
+  } catch (error) {
+    throw new Failure(`DATABASE_URL sqlite:${database} cannot be read: ${messageOf(error)}; nothing was written`, 'cannot_read')
   }
 }
 
