@@ -21,6 +21,11 @@ const PAGE_URL = '/docs/'
 const SCRIPT_URL = '/docs/js/scalar.js'
 /** The page's own reference to its script, which the page is served with versioned. */
 const SCRIPT_REFERENCE = '"js/scalar.js"'
+/**
+ * An empty icon of the page's own: without one the browser asks for /favicon.ico, which is the
+ * app's 404 and an error in the console. A data: address makes no request at all.
+ */
+const ICON = '<link rel="icon" href="data:,">'
 /** The page and its redirect, then the script: the routes of the reference plugin, and nothing else under /docs. */
 const DOCS_URLS = ['/docs', PAGE_URL, SCRIPT_URL]
 // The inner reply's framing and caching are this server's own to set.
@@ -71,7 +76,8 @@ async function loadDocs (): Promise<{ assets: Map<string, DocsAsset>, close(): P
     const versioned = `"js/scalar.js?v=${script.content.hash}"`
     const page = await assetOf(server, PAGE_URL, (html) => {
       if (!html.includes(SCRIPT_REFERENCE)) throw new Error('the docs page no longer names its script as js/scalar.js')
-      return html.replace(SCRIPT_REFERENCE, versioned)
+      if (!html.includes('</head>')) throw new Error('the docs page no longer has a </head> to put its icon before')
+      return html.replace(SCRIPT_REFERENCE, versioned).replace('</head>', `  ${ICON}\n  </head>`)
     })
     const redirect = await assetOf(server, '/docs')
     return { assets: new Map([['/docs', redirect], [PAGE_URL, page], [SCRIPT_URL, script]]), close: () => server.close() }

@@ -11,16 +11,23 @@ import { buildApp } from '../../src/app.ts'
 import { launchChromium } from '../helpers/chromium.ts'
 import { createTestStore, issueKey, testConfig } from '../helpers/app.ts'
 
-/** A browser and a listening server on a fresh store with one key; undefined when Chromium is missing. */
-async function browserAndServer (t: TestContext): Promise<{ browser: BrowserContext, origin: string, key: string } | undefined> {
+/**
+ * A browser and a listening server on a fresh store with one key, and the paths the server was
+ * asked for (the browser's own requests, such as /favicon.ico, are not page events); undefined
+ * when Chromium is missing.
+ */
+async function browserAndServer (t: TestContext): Promise<{ browser: BrowserContext, origin: string, key: string, served: string[] } | undefined> {
   const browser = await launchChromium(t)
   if (!browser) return undefined
   const { store, cleanup } = await createTestStore()
   const { key } = await issueKey(store)
   const app = await buildApp({ config: testConfig(), store })
   t.after(async () => { await app.close(); await cleanup() })
+  const served: string[] = []
   await app.listen({ port: 0, host: '127.0.0.1' })
-  return { browser, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, key }
+  // Node's own event: every request that arrives, whichever route or 404 handles it.
+  app.server.on('request', (request: { url?: string }) => { served.push(request.url ?? '') })
+  return { browser, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, key, served }
 }
 
 test('/docs shows the three operations, the deprecation and the decisions, calls listPets through "try it", and loads nothing from outside', { timeout: 120_000 }, async (t) => {
@@ -46,6 +53,7 @@ test('/docs shows the three operations, the deprecation and the decisions, calls
   const shots = mkdtempSync(join(tmpdir(), 'petstore-docs-shot-'))
   t.after(() => rmSync(shots, { recursive: true, force: true }))
   await useDocsPage(browser.pages()[0] ?? await browser.newPage(), { origin, key, name, notice, shots })
+  assert.deepEqual(served.served.filter((url) => url.startsWith('/favicon')), [], 'the page brings its own icon: the browser asks for none')
 })
 interface DocsCase { origin: string, key: string, name: string, notice: string, shots: string }
 
@@ -54,6 +62,10 @@ async function useDocsPage (page: Page, { origin, key, name, notice, shots }: Do
   const fragment = decodeURIComponent(notice.slice(notice.indexOf('#') + 1))
   const requested: string[] = []
   page.on('request', (request) => { requested.push(request.url()) })
+  // A failed load (the favicon.ico a page without an icon makes the browser ask for) shows here.
+  const consoleErrors: string[] = []
+  page.on('console', (message) => { if (message.type() === 'error') consoleErrors.push(`${message.text()} at ${message.location().url}`) })
+  page.on('pageerror', (error) => { consoleErrors.push(error.message) })
 
   await page.goto(notice, { waitUntil: 'networkidle' })
 
@@ -100,6 +112,7 @@ async function useDocsPage (page: Page, { origin, key, name, notice, shots }: Do
 
   const outside = requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'))
   assert.deepEqual(outside, [], 'every request of the page goes to this server')
+  assert.deepEqual(consoleErrors, [], 'the console shows no error')
 }
 
 test('the createPet form of /docs pre-fills no Idempotency-Key: each "try it" creates a pet of its own', { timeout: 120_000 }, async (t) => {

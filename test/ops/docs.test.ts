@@ -11,6 +11,8 @@ test('GET /docs/ serves the reference page with its script from this server and 
   assert.match(page.body, /<title>Petstore API reference<\/title>/)
   assert.match(page.body, /<script src="js\/scalar\.js\?v=[\w-]{22}"><\/script>/)
   assert.match(page.body, /"url": "\/v1\/openapi\.json"/)
+  // Its own empty icon, so the browser asks for no /favicon.ico (the app's 404, a console error).
+  assert.match(page.body, /<link rel="icon" href="data:,">\s*<\/head>/)
   assert.deepEqual(page.body.match(/https?:\/\/[^\s"'<>]+/g) ?? [], [], 'the page names no other host')
   const script = await app.inject({ url: '/docs/js/scalar.js' })
   assert.equal(script.statusCode, 200)
