@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler, onSendHookHandler } from 'fastify'
+import { isConditional } from '../http/conditional-requests.ts'
 import { fixedErrorJson } from '../http/error-body.ts'
 import { ApiError } from '../http/errors.ts'
 import type { KeyScope } from '../store/types.ts'
@@ -68,7 +69,7 @@ export function bearerAuth ({ keys, store, now, limits }: FastifyInstance): onRe
 
 /**
  * The hook after the key is known (bearerAuth, or the public routes' rate limit): the request
- * counts against its key (429 over the limit), then a read key is refused a write (403),
+ * counts against its key (429 over the limit; a conditional read only once it is not a 304), then a read key is refused a write (403),
  * still before the body is read, so a read key learns nothing about a body it may not send.
  * Callback form, as the rate limit's stores reply: the counters in memory at once, with no
  * promise on the path every request with a key takes.
@@ -76,7 +77,21 @@ export function bearerAuth ({ keys, store, now, limits }: FastifyInstance): onRe
 export function admitKey (limits: AuthLimits): onRequestHookHandler {
   return function admitKey (request, reply, done) {
     if (request.apiKeyId === undefined || !limits.countsKeys) return done(refusedScope(request))
-    limits.countKey(request, reply, (error) => { done(error ?? refusedScope(request)) })
+    const admit = (error?: ApiError) => { done(error ?? refusedScope(request)) }
+    // A 304 is free: a conditional request is counted once its reply is known not to be one
+    // (http/conditional-requests.ts), and only refused here when the key has nothing left.
+    if (isConditional(request)) limits.peekKey(request, reply, admit)
+    else limits.countKey(request, reply, admit)
+  }
+}
+
+/**
+ * A conditional request admitted without being counted (admitKey) that ends in an error is
+ * counted as its reply is sent: only a 304 is free. Callback form, as admitKey.
+ */
+export function countErrorsOfConditionalRequests (limits: AuthLimits): onSendHookHandler {
+  return function countErrorsOfConditionalRequests (request, reply, payload, done) {
+    limits.countDeferredReply(request, reply, () => { done(null, payload) })
   }
 }
 

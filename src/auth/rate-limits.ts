@@ -16,6 +16,13 @@ import type { RedisBreaker } from './redis-breaker.ts'
  * RateLimit-Policy and RateLimit.
  */
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Admitted by peekKey: the key's count waits until the reply is known not to be a 304. */
+    keyCountDeferred?: boolean
+  }
+}
+
 export interface RateLimitSettings {
   /** 0 turns the per-key limit off. */
   perKeyPerMinute: number
@@ -41,6 +48,20 @@ export interface AuthLimits {
    * 429 over the limit). Callback form, as the stores reply: in memory at once, without a promise.
    */
   countKey(request: FastifyRequest, reply: FastifyReply, done: (error?: ApiError) => void): void
+  /**
+   * Instead of countKey, for a conditional request (If-None-Match): reads the key's count
+   * without adding to it, and calls `done` with the 429 when the key has no request left (a
+   * refusal is never turned into a 304). The reply's fields say what is left. The request is
+   * then counted by countDeferred or countDeferredReply, unless its reply is a 304.
+   */
+  peekKey(request: FastifyRequest, reply: FastifyReply, done: (error?: ApiError) => void): void
+  /** A peeked request that will be a 200: counted now, and refused (429) over the limit. Undefined when nothing was deferred. */
+  countDeferred(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined
+  /**
+   * A peeked request whose reply is made and is no 304 (an error): counted now, its fields
+   * updated. Too late to refuse it; the next request is refused as usual.
+   */
+  countDeferredReply(request: FastifyRequest, reply: FastifyReply, done: () => void): void
 }
 
 interface Limit {
@@ -139,13 +160,41 @@ export function rateLimits (settings: RateLimitSettings): AuthLimits {
       if (count && count.current > failedAuth.quota) throw tooMany(count, ADDRESS_SPENT)
     },
     countsKeys: settings.perKeyPerMinute > 0,
-    countKey (request, reply, done) {
+    countKey,
+    peekKey (request, reply, done) {
+      count(perKey, 'read', String(request.apiKeyId), (counted) => {
+        // No window yet (the stores say ttl 0): the next counted request starts a whole one.
+        announce(reply, perKey, counted?.ttl === 0 ? { current: 0, ttl: WINDOW_MS } : counted)
+        if (counted && counted.current >= perKey.quota) return done(keySpent(counted))
+        request.keyCountDeferred = true
+        done()
+      })
+    },
+    countDeferred (request, reply) {
+      if (request.keyCountDeferred !== true) return undefined
+      request.keyCountDeferred = false
+      return new Promise((resolve, reject) => {
+        countKey(request, reply, (error) => error ? reject(error) : resolve())
+      })
+    },
+    countDeferredReply (request, reply, done) {
+      if (request.keyCountDeferred !== true || reply.statusCode === 304) return done()
+      request.keyCountDeferred = false
       count(perKey, 'incr', String(request.apiKeyId), (counted) => {
         announce(reply, perKey, counted)
-        if (counted && counted.current > perKey.quota) {
-          done(tooMany(counted, `This API key has used its ${perKey.quota} requests of the current minute; retry after the time in Retry-After.`))
-        } else done()
+        done()
       })
     }
+  }
+
+  function countKey (request: FastifyRequest, reply: FastifyReply, done: (error?: ApiError) => void) {
+    count(perKey, 'incr', String(request.apiKeyId), (counted) => {
+      announce(reply, perKey, counted)
+      done(counted && counted.current > perKey.quota ? keySpent(counted) : undefined)
+    })
+  }
+
+  function keySpent (counted: Count): ApiError {
+    return tooMany(counted, `This API key has used its ${perKey.quota} requests of the current minute; retry after the time in Retry-After.`)
   }
 }

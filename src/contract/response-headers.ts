@@ -5,7 +5,7 @@
 
 /** The headers a browser lets a page on another origin read (Access-Control-Expose-Headers): all that the API promises. */
 export const CORS_EXPOSED_HEADERS = [
-  'Location', 'Link', 'Deprecation', 'Sunset', 'Retry-After', 'RateLimit', 'RateLimit-Policy',
+  'Location', 'Link', 'ETag', 'Deprecation', 'Sunset', 'Retry-After', 'RateLimit', 'RateLimit-Policy',
   'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'
 ]
 
@@ -96,5 +96,18 @@ export function deprecationHeaders (sunset: Date) {
       pattern: '^<[^>{}]+>; rel="successor-version", <[^>{}]+>; rel="deprecation"; type="text/html"$',
       description: 'The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet\'s section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires).'
     }
+  }
+}
+
+/** The validator of a listing's page or a found animal, and how long a client may keep it. */
+export function validatorHeaders (cacheControl: string) {
+  return {
+    ETag: {
+      type: 'string',
+      maxLength: 24,
+      pattern: '^"[A-Za-z0-9_-]{22}"$',
+      description: 'A strong entity tag (RFC 9110) of the body: the same for the same body on every instance. Send it back in `If-None-Match` to get `304` while nothing changed.'
+    },
+    'Cache-Control': { type: 'string', maxLength: 100, description: cacheControl }
   }
 }

@@ -131,4 +131,12 @@ export const PetIdParamsSchema = Type.Object({
   petId: int64({ description: 'Identifier of the animal to retrieve.' })
 })
 
+/** The request header of the reads that give validators: it asks for a 304 while nothing changed. */
+export const ConditionalHeadersSchema = Type.Object({
+  'If-None-Match': Type.Optional(Type.String({
+    maxLength: 4096,
+    description: 'RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key\'s rate limit. Errors are never `304`.'
+  }))
+})
+
 export const sharedSchemas = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema]

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Fastify from 'fastify'
-import { notModified, representationFor, staticReply, type StaticReply } from './static-reply.ts'
+import { noneMatchNames } from '../http/entity-tags.ts'
+import { representationFor, staticReply, type StaticReply } from './static-reply.ts'
 
 const SCALAR_CONFIGURATION = {
   url: '/v1/openapi.json',
@@ -132,7 +133,7 @@ export async function docsRoutes (app: FastifyInstance) {
       reply.header('vary', vary ? `${String(vary)}, Accept-Encoding` : 'Accept-Encoding')
     }
     if (chosen.encoding !== 'identity') reply.header('content-encoding', chosen.encoding)
-    if (notModified(request.headers['if-none-match'], chosen.etag)) return reply.code(304).send()
+    if (noneMatchNames(request.headers['if-none-match'], chosen.etag)) return reply.code(304).send()
     reply.code(status).header('content-length', chosen.body.length)
     // HEAD: Node sends the headers alone.
     return reply.send(chosen.body.length > CHUNK_BYTES && request.method === 'GET' ? Readable.from(chunks(chosen.body)) : chosen.body)

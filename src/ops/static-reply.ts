@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto'
 import { promisify } from 'node:util'
 import { brotliCompress, constants, gzip } from 'node:zlib'
 import negotiate from '@fastify/accept-negotiator'
+import { contentHash } from '../http/entity-tags.ts'
 
 type Encoding = 'br' | 'gzip' | 'identity'
 
@@ -33,7 +33,7 @@ function representation (body: Buffer, hash: string, encoding: Encoding): Repres
 
 /** Hashes the body and compresses it, when its type compresses, with Brotli and gzip. */
 export async function staticReply (body: Buffer, contentType: string): Promise<StaticReply> {
-  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 22)
+  const hash = contentHash(body)
   const representations: StaticReply['representations'] = { identity: representation(body, hash, 'identity') }
   if (COMPRESSIBLE.test(contentType) && body.length >= COMPRESS_FROM_BYTES) {
     const [br, gz] = await Promise.all([
@@ -50,14 +50,4 @@ export async function staticReply (body: Buffer, contentType: string): Promise<S
 export function representationFor (reply: StaticReply, acceptEncoding: string | undefined): Representation {
   const chosen = acceptEncoding ? negotiate(acceptEncoding, reply.encodings) : null
   return reply.representations[chosen ?? 'identity']!
-}
-
-/**
- * Whether If-None-Match names this representation (RFC 9110 section 13.1.2): weak comparison,
- * `*`, or one of a comma-separated list.
- */
-export function notModified (ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false
-  if (ifNoneMatch.trim() === '*') return true
-  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
 }

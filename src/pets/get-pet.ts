@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify'
+import { A_YEAR_SECONDS, finalFor, replyTagged, tagged, type TaggedJson } from '../http/conditional-requests.ts'
 import { ApiError } from '../http/errors.ts'
-import { deprecationHeaders, GET_PET_DOCS_FRAGMENT } from '../contract/response-headers.ts'
-import { PetIdParamsSchema } from '../contract/schemas.ts'
+import { deprecationHeaders, GET_PET_DOCS_FRAGMENT, validatorHeaders } from '../contract/response-headers.ts'
+import { ConditionalHeadersSchema, PetIdParamsSchema } from '../contract/schemas.ts'
 import { baseUrl } from './base-url.ts'
-import { commonErrors, error, type Operation, response } from './operation.ts'
-import { JSON_TYPE, serialize } from './reply-cache.ts'
+import { commonErrors, error, notModified, type Operation, response } from './operation.ts'
+import { serialize } from './reply-cache.ts'
 
 export function getPetSchema (sunset: Date) {
   const deprecation = deprecationHeaders(sunset)
+  const validator = validatorHeaders('`private, max-age=<seconds>, immutable`: a pet never changes, so the client may keep it for a year without asking again, but never past the sunset.')
   return {
     operationId: 'getPet',
     tags: ['animals'],
@@ -16,8 +18,10 @@ export function getPetSchema (sunset: Date) {
     deprecated: true,
     security: [{ bearerAuth: [] }],
     params: PetIdParamsSchema,
+    headers: ConditionalHeadersSchema,
     response: {
-      200: response('Animal found.', 'Pet', deprecation),
+      200: response('Animal found.', 'Pet', { ...validator, ...deprecation }),
+      304: notModified({ ...validator, ...deprecation }),
       400: error('`petId` is not a signed 64-bit integer, or `Authorization` was sent more than once (added by this service).', deprecation),
       404: error('The requested resource could not be found.', deprecation),
       410: error('The operation has passed its sunset date and is removed.', deprecation),
@@ -27,13 +31,15 @@ export function getPetSchema (sunset: Date) {
 }
 
 /** GET /pets/{petId}: one pet; deprecated from DEPRECATION_DATE, and gone from SUNSET_DATE on. */
-export function getPet ({ store, now, config: settings, replyCache }: FastifyInstance): Operation<ReturnType<typeof getPetSchema>> {
+export function getPet ({ store, now, config: settings, replyCache, limits }: FastifyInstance): Operation<ReturnType<typeof getPetSchema>> {
   const publicUrl = settings.PUBLIC_URL
   const deprecatedAt = new Date(settings.DEPRECATION_DATE)
   const sunsetAt = new Date(settings.SUNSET_DATE)
-  // Any key may read; a found pet can never change, so it may be kept (reply-cache.ts).
-  const config = { scope: 'read', cacheable: true } as const
-  const found = replyCache.keep<bigint, string>(config, 'pet', (json) => json)
+  // Any key may read; a found pet can never change, so it may be kept (reply-cache.ts), by the
+  // client too, until the operation's sunset.
+  const config = { scope: 'read', cacheable: true, conditional: true } as const
+  const found = replyCache.keep<bigint, TaggedJson>(config, 'pet', (pet) => pet.json)
+  const keptFor = cacheControlUntil(sunsetAt, now)
   const sunsetHeader = sunsetAt.toUTCString()
   const deprecationHeader = `@${Math.floor(deprecatedAt.getTime() / 1000)}`
   const sunsetMs = sunsetAt.getTime()
@@ -69,15 +75,33 @@ export function getPet ({ store, now, config: settings, replyCache }: FastifyIns
     // Named: a trace shows it as the span 'handler - getPet'.
     handler: async function getPet (request, reply) {
       const { petId } = request.params
-      let json = found?.get(petId)
-      if (json === undefined) {
+      let body = found?.get(petId)
+      if (body === undefined) {
         const pet = await store.getPet(petId)
         if (!pet) throw new ApiError('not_found', `No pet has id ${petId}.`)
-        json = serialize(reply, pet)
-        found?.set(petId, json)
+        body = tagged(serialize(reply, pet))
+        found?.set(petId, body)
       }
-      reply.type(JSON_TYPE)
-      return json
+      return await replyTagged(request, reply, body, keptFor(), limits)
     }
+  }
+}
+
+/**
+ * The Cache-Control of a found pet: kept a year, or until the sunset when that comes sooner,
+ * as the operation then answers 410. The value changes once a second at most, so the last one
+ * is reused.
+ */
+function cacheControlUntil (sunsetAt: Date, now: () => number): () => string {
+  const sunsetSeconds = Math.floor(sunsetAt.getTime() / 1000)
+  let seconds = -1
+  let value = ''
+  return () => {
+    const left = Math.min(A_YEAR_SECONDS, Math.max(0, sunsetSeconds - Math.ceil(now() / 1000)))
+    if (left !== seconds) {
+      seconds = left
+      value = finalFor(left)
+    }
+    return value
   }
 }

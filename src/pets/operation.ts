@@ -31,6 +31,13 @@ export const response = (description: string, $ref: string, headers: Headers = {
 
 export const error = (description: string, headers?: Headers) => response(description, 'Error', headers)
 
+/** The 304 of a conditional read: no body, the header fields of the 200 it stands for. */
+export const notModified = (headers: Headers) => ({
+  description: 'Not Modified: `If-None-Match` names the current reply (its `ETag`). No body; the header fields the 200 would carry, so that the client\'s cache can update what it stored. Not counted against the API key\'s rate limit.',
+  type: 'null',
+  headers: { ...rateLimitHeaders, ...corsHeaders, ...headers }
+})
+
 export function commonErrors (extra: Headers = {}) {
   return {
     401: error('Missing or invalid API key.', { ...wwwAuthenticate, ...extra }),

@@ -124,8 +124,5 @@ function refuseRoutesThatChangePets (app: FastifyInstance) {
   })
 }
 
-/** A kept reply is sent as it is, with this type: it is never serialized again. */
-export const JSON_TYPE = 'application/json; charset=utf-8'
-
 /** The reply as the route's response schema writes it (fast-json-stringify: always a string). */
 export const serialize = (reply: FastifyReply, payload: unknown) => reply.serialize(payload) as string

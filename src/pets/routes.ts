@@ -18,6 +18,6 @@ export const petRoutes = fp(async function petRoutes (app: FastifyInstance) {
   purgeExpiredIdempotencyRecords(app, app.store, app.now)
 }, {
   name: 'pet-routes',
-  decorators: { fastify: ['store', 'now', 'config', 'metrics', 'replyCache'] },
+  decorators: { fastify: ['store', 'now', 'config', 'metrics', 'replyCache', 'limits'] },
   dependencies: ['method-not-allowed', 'reply-cache']
 })

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { admitKey, bearerAuth } from '../auth/bearer.ts'
+import { admitKey, bearerAuth, countErrorsOfConditionalRequests } from '../auth/bearer.ts'
 import { petRoutes } from '../pets/routes.ts'
 import { HOOKS_EVERY_REQUEST } from './hooks-every-request.ts'
 
@@ -8,6 +8,7 @@ import { HOOKS_EVERY_REQUEST } from './hooks-every-request.ts'
 export const keyedRoutes = fp(async function keyedRoutes (app: FastifyInstance) {
   app.addHook('onRequest', bearerAuth(app))
   app.addHook('onRequest', admitKey(app.limits))
+  app.addHook('onSend', countErrorsOfConditionalRequests(app.limits))
   await app.register(petRoutes)
 }, {
   name: 'keyed-routes',

@@ -52,6 +52,10 @@ export function createResponseValidator (document: OpenApiDocument, basePath = '
     if (operation && !key) return [`${method} ${template} has no documented ${status} response`]
     if (!operation && status < 400) return [`${method} ${path} → ${status}: not an operation of the document`]
     if (isHead) return body === '' ? [] : [`${method} ${path} → ${status}: HEAD response has a body`]
+    // A response the document gives no content (a 304) must have none.
+    if (key && operation.responses[key]?.content === undefined) {
+      return body === '' && contentType === undefined ? [] : [`${method} ${path} → ${status}: the document gives this response no body`]
+    }
     let parsed: unknown
     try {
       parsed = JSON.parse(body)
