@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { loadGeneratorName, median, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
+import { loadGeneratorName, median, readyScenario, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
 import { responseHeadersOf } from './response-headers.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './store.ts'
 import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, rssMb, serviceScript, START_ENV, START_FLAGS, startServer, type BenchServer } from './servers.ts'
@@ -36,8 +36,10 @@ const prepareStore = (pets: number) => prepareAnyStore(pets, process.env.DATABAS
 type Sample = LoadResult & { rss: number, cpuUs: number }
 
 async function measure (server: BenchServer, scenario: Scenario, pets: number, key: string, seconds = duration): Promise<Sample> {
+  // Learning tags is not part of the load: done before the server's CPU time is read.
+  const ready = await readyScenario(scenario, server.url, pets, key)
   const before = cpuSecondsOf(server.pid)
-  const result = await runLoad(server.url, scenario, { pets, key, connections, duration: seconds })
+  const result = await runLoad(server.url, ready, { pets, key, connections, duration: seconds })
   const after = cpuSecondsOf(server.pid)
   const cpuUs = (after.user + after.system - before.user - before.system) * 1e6 / result.requests
   return { ...result, rss: rssMb(server.pid), cpuUs }
@@ -63,8 +65,8 @@ async function compare () {
       for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
         const sample = await measure(server, scenario, pets, prepared.key)
         entry.get(server)!.push(sample)
-        const unexpected = scenario.name === '401' ? 0 : sample.non2xx
-        if (unexpected > 0 || sample.errors > 0) process.stderr.write(`! ${server.name} ${scenario.name}: ${unexpected} non-2xx, ${sample.errors} errors\n`)
+        const unexpected = scenario.name === '401' ? 0 : sample.errorStatuses
+        if (unexpected > 0 || sample.errors > 0) process.stderr.write(`! ${server.name} ${scenario.name}: ${unexpected} responses of 4xx or 5xx, ${sample.errors} errors\n`)
       }
       process.stderr.write(`round ${round + 1}/${rounds} ${scenario.name} done\n`)
     }
@@ -162,7 +164,7 @@ async function scale () {
   console.log(`\nscale: ${connections} connections, ${duration} s × ${rounds} rounds, both sizes served at once and measured in alternation, medians (latency in ms; mean from connections ÷ req/s)`)
   console.log(`| scenario | p50 @${small} | p50 @${large} | p50 ratio | p99 @${small} | p99 @${large} | req/s @${small} | req/s @${large} | mean ratio |`)
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
-  const medianOf = (samples: LoadResult[]): LoadResult => ({ requests: 0, rps: median(samples.map((r) => r.rps)), p50: median(samples.map((r) => r.p50)), p99: median(samples.map((r) => r.p99)), non2xx: 0, errors: 0 })
+  const medianOf = (samples: LoadResult[]): LoadResult => ({ requests: 0, rps: median(samples.map((r) => r.rps)), p50: median(samples.map((r) => r.p50)), p99: median(samples.map((r) => r.p99)), errorStatuses: 0, errors: 0 })
   for (const [name, row] of results) {
     const a = medianOf(row.get(small)!)
     const b = medianOf(row.get(large)!)

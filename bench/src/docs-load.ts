@@ -50,7 +50,7 @@ function request() return wrk.format("GET", ${luaString(`/docs/${script}`)}) end
 `
   const quiet: number[] = []
   const loaded: number[] = []
-  const flood: Array<{ rps: number, non2xx: number }> = []
+  const flood: Array<{ rps: number, errorStatuses: number }> = []
   for (let round = 0; round < rounds; round++) {
     quiet.push(await listP99(server.url, prepared.key))
     const [api, pulled] = await Promise.all([
@@ -65,7 +65,7 @@ function request() return wrk.format("GET", ${luaString(`/docs/${script}`)}) end
     ['list 20 p99, docs pulled flat out (ms)', median(loaded).toFixed(2)],
     ['ratio', (median(loaded) / median(quiet)).toFixed(2)],
     ['docs requests/s (median)', median(flood.map((f) => f.rps)).toFixed(0)],
-    ['docs requests refused (429), all rounds', String(flood.reduce((sum, f) => sum + f.non2xx, 0))]
+    ['docs requests refused (429), all rounds', String(flood.reduce((sum, f) => sum + f.errorStatuses, 0))]
   ]
   process.stdout.write(`\nfailed-auth limit ${flags.limit}/min, list 20 at ${rate}/s, ${rounds} rounds of ${duration} s\n\n| measure | value |\n|---|--:|\n${rows.map(([a, b]) => `| ${a} | ${b} |`).join('\n')}\n`)
 } finally {

@@ -54,7 +54,7 @@ async function measure (scenario: Scenario, count: number) {
   entry.rps.push(results.reduce((sum, r) => sum + r.rps, 0))
   entry.p99.push(Math.max(...results.map((r) => r.p99)))
   entry.loadCpu.push(cpu / SECONDS)
-  entry.failed += results.reduce((sum, r) => sum + r.non2xx + r.errors, 0)
+  entry.failed += results.reduce((sum, r) => sum + r.errorStatuses + r.errors, 0)
 }
 
 try {

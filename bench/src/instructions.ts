@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { median, runRequests, type Scenario } from './load.ts'
+import { median, readyScenario, runRequests, type Scenario } from './load.ts'
 import { serviceEnv } from './store.ts'
 import { SERVER_HOST, serviceScript, START_FLAGS, startServer } from './servers.ts'
 
@@ -43,7 +43,7 @@ export async function instructionsPerRequest (root: string, storePath: string, s
     const valgrind = ['valgrind', '--quiet', '--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--vgdb-prefix=${join(dir, 'vgdb')}`, `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
     const server = await startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
     try {
-      const requests = scenario.build(pets, key)
+      const requests = (await readyScenario(scenario, server.url, pets, key)).build(pets, key)
       await runRequests(server.url, requests, { connections: 8, amount: warmup })
       // The first window after instrumentation goes on costs more on both sides (V8 adapting to
       // a process now many times slower): served, then zeroed.

@@ -1,15 +1,27 @@
 import autocannon from 'autocannon'
 import { encodeCursor } from '../../src/contract/int64.ts'
+import { revalidateGet, revalidateList } from './revalidate.ts'
 import { procStatFields, TICKS_PER_SECOND } from './servers.ts'
 import { luaString, runWrk, wrkVersion } from './wrk.ts'
 
 /**
  * A scenario's requests, for either load generator: autocannon's request list, and a wrk
- * script (Lua) that makes the same requests, random ids and bodies included.
+ * script (Lua) that makes the same requests, random ids and bodies included. A scenario whose
+ * requests depend on what the server replies (a tag to revalidate) has `prepare`: it asks the
+ * server at `url` and returns the scenario ready to run there (readyScenario).
  */
-export interface Scenario { name: string, build(pets: number, key: string): autocannon.Request[], lua(pets: number, key: string): string }
-/** Responses counted, throughput, and the latency percentiles of every response in milliseconds (fractional). */
-export interface LoadResult { requests: number, rps: number, p50: number, p99: number, non2xx: number, errors: number }
+export interface Scenario {
+  name: string
+  build(pets: number, key: string): autocannon.Request[]
+  lua(pets: number, key: string): string
+  prepare?(url: string, pets: number, key: string): Promise<Scenario>
+}
+/**
+ * Responses counted, throughput, and the latency percentiles of every response in milliseconds
+ * (fractional). `errorStatuses` counts the responses with a status of 400 or more, as wrk counts them:
+ * a 304 is what a revalidation expects.
+ */
+export interface LoadResult { requests: number, rps: number, p50: number, p99: number, errorStatuses: number, errors: number }
 
 const get = (path: string, key?: string): autocannon.Request =>
   ({ method: 'GET', path, headers: key ? { authorization: `Bearer ${key}` } : {} })
@@ -67,6 +79,8 @@ export const SCENARIOS: Scenario[] = [
   fixedGet('list 20 status', () => '/v1/pets?limit=20&status=pending'),
   fixedGet('list deep cursor', deepCursor),
   randomGetScenario,
+  revalidateList,
+  revalidateGet,
   {
     name: 'create',
     build: (_pets, key) => [create(key)],
@@ -168,14 +182,25 @@ export async function runRequests (url: string, requests: autocannon.Request[], 
   if (result.errors + result.timeouts > 0) throw new Error(`${result.errors} errors and ${result.timeouts} timeouts in ${options.amount} requests`)
 }
 
-export async function runLoad (url: string, scenario: Scenario, options: { pets: number, key: string, connections: number, duration: number }): Promise<LoadResult> {
+/** The scenario ready to run against the server at `url`: prepared there when it learns from the server, else itself. */
+export async function readyScenario (scenario: Scenario, url: string, pets: number, key: string): Promise<Scenario> {
+  return scenario.prepare ? await scenario.prepare(url, pets, key) : scenario
+}
+
+/** Runs the scenario, prepared first when it needs to be (callers that time the server prepare it before with readyScenario). */
+export async function runLoad (url: string, unprepared: Scenario, options: { pets: number, key: string, connections: number, duration: number }): Promise<LoadResult> {
+  const scenario = await readyScenario(unprepared, url, options.pets, options.key)
   if (loadGenerator() === 'wrk') return await runWrk(url, scenario.lua(options.pets, options.key), options)
   const latencies = new Latencies()
+  let failed = 0
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const run = autocannon({ url, connections: options.connections, duration: options.duration, requests: scenario.build(options.pets, options.key) }, (error, done) => error ? reject(error) : resolve(done))
     // Every response counts, whatever its status: the 401 scenario's responses are all 401s,
     // which autocannon leaves out of its own latency figures.
-    run.on('response', (_client, _status, _bytes, ms) => { latencies.add(ms) })
+    run.on('response', (_client, status, _bytes, ms) => {
+      latencies.add(ms)
+      if (status >= 400) failed++
+    })
   })
   const [p50, p99] = latencies.percentiles(50, 99)
   return {
@@ -183,7 +208,7 @@ export async function runLoad (url: string, scenario: Scenario, options: { pets:
     rps: result.requests.average,
     p50: p50!,
     p99: p99!,
-    non2xx: result.non2xx,
+    errorStatuses: failed,
     errors: result.errors + result.timeouts
   }
 }

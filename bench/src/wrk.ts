@@ -68,7 +68,7 @@ export async function runWrk (url: string, script: string, options: { connection
       rps: summary.requests / (summary.micros / 1e6),
       p50: summary.p50 / 1000,
       p99: summary.p99 / 1000,
-      non2xx: summary.status,
+      errorStatuses: summary.status,
       errors: summary.socket
     }
   } finally {

@@ -15,13 +15,13 @@ test('npm run bench -- --quick --headers runs every scenario against the service
   assert.equal(run.status, 0, run.stderr)
   // Latencies to the hundredth of a millisecond: responses take a fraction of one.
   const rows = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+ \| \d+ \| \d+\.\d\d× \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d\d× \|/.test(line))
-  assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix'])
+  assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'revalidate list 20', 'revalidate get by id', 'create', '401', 'mix'])
   // The servers' CPU time a request, read from /proc: a positive figure for each side of every row.
   for (const row of rows) assert.match(row, /\| \d+\.\d \/ \d+\.\d \|$/)
   for (const row of rows) assert.ok(row.split('|').at(-2)!.split('/').every((cell) => Number(cell) > 0), row)
   assert.match(run.stdout, /^- ready after spawn: service \d+ ms, baseline \d+ ms$/m)
   const headered = run.stdout.split('\n').filter((line) => /^\| [a-z0-9 ]+ \| \d+ \| \d+\.\d\d× \| \d+\.\d\d× \| \d+\.\d\d \| \d+\.\d \|$/.test(line))
-  assert.deepEqual(headered.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix'])
+  assert.deepEqual(headered.map((row) => row.split('|')[1]!.trim()), ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'revalidate list 20', 'revalidate get by id', 'create', '401', 'mix'])
   // wrk drives the load where it is installed (.ci/run installs it), autocannon elsewhere.
   assert.match(run.stdout, wrkVersion === undefined ? /^bench: .*, load: autocannon \(in this process\),/m : /^bench: .*, load: wrk \S+ \(1 thread\),/m)
   assert.doesNotMatch(run.stderr, /non-2xx|errors/, 'the service replied to every benchmark request as expected')

@@ -2,21 +2,22 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test, type TestContext } from 'node:test'
-import { runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from '../src/load.ts'
+import { readyScenario, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from '../src/load.ts'
 import { wrkVersion } from '../src/wrk.ts'
 
 /**
  * The benchmark's two load generators must send the same requests: each scenario is run by
  * autocannon and by wrk against a server that records what it receives, and the requests'
  * shapes (method, path with the id taken out, headers, body with its number taken out) must be
- * the same set, with the mix in the same proportions.
+ * the same set, with the mix in the same proportions. The recorder tags its replies to reads
+ * (a tag of the path), so the revalidate scenarios learn their tags from it as from the service.
  */
 
 // Few enough that a second of load draws every id, so the range's ends are checked too.
 const PETS = 100
 const KEY = 'psk_benchloadtestkey'
 
-interface Recorded { shape: string, id?: number, seed?: number }
+interface Recorded { shape: string, tag: string, id?: number, seed?: number }
 
 function shapeOf (request: IncomingMessage, body: string): Recorded {
   const path = request.url ?? ''
@@ -30,25 +31,44 @@ function shapeOf (request: IncomingMessage, body: string): Recorded {
     assert.deepEqual(parsed, { name: `bench-${seed}`, categoryId: seed % 50, status: 'available' })
     bodyShape = 'create body'
   }
+  const tag = revalidation(request)
   const shape = [
     request.method,
     idMatch ? '/v1/pets/{id}' : path,
     `auth=${request.headers.authorization ?? '-'}`,
     `type=${request.headers['content-type'] ?? '-'}`,
     `length=${request.headers['content-length'] === undefined ? '-' : Number(request.headers['content-length']) === Buffer.byteLength(body)}`,
+    `if-none-match=${tag}`,
     body === '' ? '' : bodyShape
   ].join(' ').trim()
-  return { shape, id: idMatch ? Number(idMatch[1]) : undefined, seed }
+  return { shape, tag, id: idMatch ? Number(idMatch[1]) : undefined, seed }
 }
 
-/** A server that records every request and replies 401 to those without a key, 200 to the rest. */
+/** The tag the recorder sends with a read: its own for each path. */
+const tagOf = (path: string) => `"${Buffer.from(path).toString('base64url')}"`
+
+/** Whether a request sent a tag, and whether it was the one of its path. */
+function revalidation (request: IncomingMessage): string {
+  const sent = request.headers['if-none-match']
+  if (sent === undefined) return '-'
+  return sent === tagOf(request.url ?? '') ? 'its tag' : `another tag ${sent}`
+}
+
+/**
+ * A server that records every request and replies 401 to those without a key; to a read with
+ * its key, 304 when it sent the path's tag, else 200 with the tag; 200 to the rest.
+ */
 async function recorder (t: TestContext) {
   const received: Recorded[] = []
   const server = createServer((request, response) => {
     let body = ''
     request.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => {
       received.push(shapeOf(request, body))
-      response.writeHead(request.headers.authorization ? 200 : 401, { 'content-type': 'application/json' }).end('{}')
+      if (!request.headers.authorization) return response.writeHead(401, { 'content-type': 'application/json' }).end('{}')
+      if (request.method !== 'GET') return response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+      const tag = tagOf(request.url ?? '')
+      if (request.headers['if-none-match'] === tag) return response.writeHead(304, { etag: tag }).end()
+      response.writeHead(200, { 'content-type': 'application/json', etag: tag }).end('{}')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -57,11 +77,14 @@ async function recorder (t: TestContext) {
   return { url, received }
 }
 
-async function runWith (generator: 'wrk' | 'autocannon', url: string, scenario: Scenario): Promise<LoadResult> {
+/** Runs the scenario with one generator; a scenario that learns from the server does so first, and that is not recorded. */
+async function runWith (generator: 'wrk' | 'autocannon', url: string, scenario: Scenario, received: Recorded[]): Promise<LoadResult> {
+  const ready = await readyScenario(scenario, url, PETS, KEY)
+  received.length = 0
   const before = process.env.BENCH_LOAD
   process.env.BENCH_LOAD = generator
   try {
-    return await runLoad(url, scenario, { pets: PETS, key: KEY, connections: 4, duration: 1 })
+    return await runLoad(url, ready, { pets: PETS, key: KEY, connections: 4, duration: 1 })
   } finally {
     if (before === undefined) delete process.env.BENCH_LOAD
     else process.env.BENCH_LOAD = before
@@ -85,13 +108,15 @@ test('wrk and autocannon send the same requests in every benchmark scenario', as
       const sides = []
       for (const generator of ['autocannon', 'wrk'] as const) {
         const { url, received } = await recorder(t)
-        const result = await runWith(generator, url, scenario)
+        const result = await runWith(generator, url, scenario, received)
         // Every response counted, and those with a 4xx counted as such (wrk as autocannon).
         // Responses are counted, up to those still in flight when the run ended.
         assert.ok(result.requests > 100 && received.length >= result.requests && received.length <= result.requests + 4, `${generator}: ${result.requests} responses counted, ${received.length} requests received`)
         assert.equal(result.errors, 0)
-        assert.equal(result.non2xx, scenario.name === '401' ? result.requests : 0, `${generator}: responses not 2xx`)
+        assert.equal(result.errorStatuses, scenario.name === '401' ? result.requests : 0, `${generator}: responses not 2xx`)
         assert.ok(result.p50 > 0 && result.p99 >= result.p50, `${generator}: p50 ${result.p50} p99 ${result.p99}`)
+        // A revalidating request sends its path's tag, every time; no other request sends one.
+        assert.deepEqual(new Set(received.map((r) => r.tag)), new Set([scenario.name.startsWith('revalidate ') ? 'its tag' : '-']), generator)
         const ids = received.flatMap((r) => r.id === undefined ? [] : [r.id])
         assert.ok(ids.every((id) => Number.isInteger(id) && id >= 1 && id <= PETS), `${generator}: an id outside 1..${PETS}`)
         if (ids.length > 0) {
