@@ -132,7 +132,10 @@ export interface operations {
                 /** @description Opaque position from a `Link: rel="next"` header. Follow the link rather than building it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key's rate limit. Errors are never `304`. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -145,8 +148,12 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
+                    /** @description A strong entity tag (RFC 9110) of the body: the same for the same body on every instance. Send it back in `If-None-Match` to get `304` while nothing changed. */
+                    ETag?: string;
+                    /** @description A page with a next page never changes: `private, max-age=31536000, immutable`. The last page can still grow: `private, no-cache` (stored by the client, revalidated each time with `If-None-Match`). */
+                    "Cache-Control"?: string;
                     /** @description RFC 8288 `<…/pets?limit=…&status=…&cursor=…>; rel="next"` when more pets follow. Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
@@ -155,6 +162,25 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
+            /** @description Not Modified: `If-None-Match` names the current reply (its `ETag`). No body; the header fields the 200 would carry, so that the client's cache can update what it stored. Not counted against the API key's rate limit. */
+            304: {
+                headers: {
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description A strong entity tag (RFC 9110) of the body: the same for the same body on every instance. Send it back in `If-None-Match` to get `304` while nothing changed. */
+                    ETag?: string;
+                    /** @description A page with a next page never changes: `private, max-age=31536000, immutable`. The last page can still grow: `private, no-cache` (stored by the client, revalidated each time with `If-None-Match`). */
+                    "Cache-Control"?: string;
+                    /** @description RFC 8288 `<…/pets?limit=…&status=…&cursor=…>; rel="next"` when more pets follow. Absent on the last page. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `limit`, `status` or `cursor` is invalid, or `Authorization` was sent more than once (added by this service). */
             400: {
                 headers: {
@@ -162,7 +188,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -177,7 +203,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -194,7 +220,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -209,7 +235,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -226,7 +252,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -241,7 +267,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -256,7 +282,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -291,7 +317,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Address of the new animal: absolute, or `/v1/pets/{id}` when the request named no usable host. */
                     Location?: string;
@@ -310,7 +336,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -325,7 +351,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -342,7 +368,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -357,7 +383,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -372,7 +398,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -389,7 +415,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -404,7 +430,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -419,7 +445,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -434,7 +460,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -451,7 +477,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -466,7 +492,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     [name: string]: unknown;
                 };
@@ -481,7 +507,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -496,7 +522,10 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key's rate limit. Errors are never `304`. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Identifier of the animal to retrieve. JavaScript clients: JSON.parse and generated clients that type this as `number` silently round values beyond 2^53 (9223372036854775807 becomes 9223372036854775808); use a lossless JSON parser or the project's client (@petstore/client), which reads it as a bigint. */
                 petId: bigint;
@@ -512,8 +541,12 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
+                    /** @description A strong entity tag (RFC 9110) of the body: the same for the same body on every instance. Send it back in `If-None-Match` to get `304` while nothing changed. */
+                    ETag?: string;
+                    /** @description `private, max-age=<seconds>, immutable`: a pet never changes, so the client may keep it for a year without asking again, but never past the sunset. */
+                    "Cache-Control"?: string;
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
@@ -526,6 +559,29 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
+            /** @description Not Modified: `If-None-Match` names the current reply (its `ETag`). No body; the header fields the 200 would carry, so that the client's cache can update what it stored. Not counted against the API key's rate limit. */
+            304: {
+                headers: {
+                    /** @description The rate limit this response was counted against (draft-ietf-httpapi-ratelimit-headers): `"default";q=1000;w=60` per API key, or `"failed-auth";q=60;w=60` per client address for requests without a valid key. Absent when the per-key limit is switched off. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
+                    RateLimit?: string;
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description A strong entity tag (RFC 9110) of the body: the same for the same body on every instance. Send it back in `If-None-Match` to get `304` while nothing changed. */
+                    ETag?: string;
+                    /** @description `private, max-age=<seconds>, immutable`: a pet never changes, so the client may keep it for a year without asking again, but never past the sunset. */
+                    "Cache-Control"?: string;
+                    /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when getPet is removed. */
+                    Sunset?: string;
+                    /** @description The successor (`rel="successor-version"`: `GET /pets` with the `status` filter) and the deprecation notice (`rel="deprecation"`: getPet's section of `/docs`, `#tag/animals/GET/pets/%7BpetId%7D`, its braces percent-encoded as RFC 3986 requires). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `petId` is not a signed 64-bit integer, or `Authorization` was sent more than once (added by this service). */
             400: {
                 headers: {
@@ -533,7 +589,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -554,7 +610,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 6750: `error="invalid_token"` when a bearer token was sent. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
@@ -577,7 +633,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -598,7 +654,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -619,7 +675,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -640,7 +696,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
@@ -663,7 +719,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -684,7 +740,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description RFC 9745: `@<unix seconds>`, when getPet was deprecated. */
                     Deprecation?: string;
@@ -705,7 +761,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description What is left of that limit: `r` requests for the next `t` seconds. Absent when the counter store cannot be reached. */
                     RateLimit?: string;
-                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
+                    /** @description Any origin may call the API from a browser; the key is sent in the Authorization header, never in a cookie. Sent, with `Access-Control-Expose-Headers`, when the request carries `Origin`, so every response carries `Vary: Origin`. Readable headers: Location, Link, ETag, Deprecation, Sunset, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, WWW-Authenticate, X-Request-Id. */
                     "Access-Control-Allow-Origin"?: "*";
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
