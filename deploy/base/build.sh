@@ -4,16 +4,18 @@
 #   localhost/petstore-debian-slim:bookworm  BASE_IMAGE, the runtime: Debian minbase and CA
 #       certificates, without documentation, manual pages, translations or Perl beyond
 #       perl-base; no Node and no npm: the image takes node from the build stage
-#   localhost/petstore-node-build:24  BUILD_IMAGE, the build stage: that, with node 24, the
-#       machine's npm and its extra certificate authorities
+#   localhost/petstore-node-build:VERSION  BUILD_IMAGE, the build stage: that, with the pinned
+#       node (VERSION is its version, 24.21.0 say), the machine's npm and its extra certificate
+#       authorities
 # Usage: deploy/base/build.sh; it prints the --build-arg flags that name them to podman build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 base=localhost/petstore-debian-slim:bookworm
-build=localhost/petstore-node-build:24
 node_bin=$(readlink -f node_modules/node/bin/node)
 npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
 [ -x "$node_bin" ] || { echo "run npm ci first: node_modules/node/bin/node is missing" >&2; exit 1; }
+node_version=$("$node_bin" --version)
+build=localhost/petstore-node-build:${node_version#v}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if ! podman image exists "$base"; then
@@ -52,4 +54,4 @@ RUN update-ca-certificates >/dev/null 2>&1 \\
 CMD ["node"]
 CONTAINERFILE
 podman build --quiet --network=host -t "$build" "$work/context" >/dev/null
-echo "--build-arg BASE_IMAGE=$base --build-arg BUILD_IMAGE=$build"
+echo "--build-arg BASE_IMAGE=$base --build-arg BUILD_IMAGE=$build --build-arg NODE_VERSION=${node_version#v}"

@@ -23,12 +23,17 @@ import { promisify } from 'node:util'
 const ROOT = new URL('../..', import.meta.url).pathname
 // What deploy/base/build.sh makes: the runtime base without node or npm, and the build stage's.
 const LOCAL_BASE = 'localhost/petstore-debian-slim:bookworm'
-const LOCAL_BUILD = 'localhost/petstore-node-build:24'
+const { version, description, devDependencies, scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string, description: string, devDependencies: { node: string }, scripts: { start: string } }
+// The Node the tests run on, which the image must hold.
+const NODE_VERSION = devDependencies.node
+const LOCAL_BUILD = `localhost/petstore-node-build:${NODE_VERSION}`
 const KEY = /psk_[A-Za-z0-9_-]{43}/
 const KEY_FILE = '/data/first-api-key'
 const UID = 10001
 const run = promisify(execFile)
-const { version, description } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string, description: string }
+const CONTAINERFILE = readFileSync(join(ROOT, 'Containerfile'), 'utf8')
+// ENTRYPOINT's node flags, which the compile cache is made for (Node keeps one per set of flags).
+const ENTRYPOINT = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(CONTAINERFILE)?.[1] ?? '[]') as string[]
 
 async function podman (...args: string[]): Promise<string> {
   const { stdout } = await run('podman', args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
@@ -78,6 +83,16 @@ async function baseImageArgs (): Promise<string[]> {
   }
   return ['--build-arg', `BASE_IMAGE=${LOCAL_BASE}`, '--build-arg', `BUILD_IMAGE=${LOCAL_BUILD}`]
 }
+
+test('Containerfile: node is the version the tests run on, started with the start script\'s flags, and the compile cache is filled with the same flags', () => {
+  assert.equal(/^ARG NODE_VERSION=(\S+)$/m.exec(CONTAINERFILE)?.[1], NODE_VERSION, 'ARG NODE_VERSION is package.json\'s devDependency node')
+  assert.match(CONTAINERFILE, /^ARG BUILD_IMAGE=docker\.io\/library\/node:\$\{NODE_VERSION\}-bookworm-slim$/m)
+  const startFlags = /exec node (.*) src\/server\.ts$/.exec(scripts.start)?.[1]
+  assert.deepEqual(ENTRYPOINT, ['node', ...startFlags!.split(' '), 'src/server.ts'])
+  const warm = /^RUN node (.*) --input-type=module \\$/m.exec(CONTAINERFILE)?.[1]
+  assert.equal(warm, startFlags, 'the cache is made with ENTRYPOINT\'s flags, or node would not use it')
+  assert.match(CONTAINERFILE, /NODE_COMPILE_CACHE=\/app\/\.cache\/node-compile$/m)
+})
 
 /**
  * Builds ./Containerfile as `tag` with `buildArgs` (VERSION, REVISION, …), in the docker format,
@@ -178,12 +193,21 @@ imageTest('the image says what it is: OCI labels from the build arguments, packa
     'org.opencontainers.image.source': 'https://git.example/petstore.git'
   })
   // npm, npx and corepack stay in the build stage.
-  const tools = await podman('run', '--rm', '--entrypoint', 'sh', image, '-c', 'command -v npm npx corepack; ls -d /usr/local/lib/node_modules 2>/dev/null; node -p \'process.versions.node.split(".")[0]\'')
-  assert.equal(tools, '24', 'node 24, and no npm, npx, corepack or global node_modules')
+  const tools = await podman('run', '--rm', '--entrypoint', 'sh', image, '-c', 'command -v npm npx corepack; ls -d /usr/local/lib/node_modules 2>/dev/null; node -p process.versions.node')
+  assert.equal(tools, NODE_VERSION, `node ${NODE_VERSION}, and no npm, npx, corepack or global node_modules`)
+  // The compile cache the service uses, as its user with its flags, was filled when the image was built.
+  const cache = await podman('run', '--rm', '--read-only', '--entrypoint', 'sh', image, '-c',
+    `dir=$(${ENTRYPOINT.slice(0, -1).join(' ')} -p 'require("node:module").getCompileCacheDir()') && echo "$dir" && ls "$dir" | wc -l`)
+  const [cacheDir, entries] = cache.split('\n')
+  assert.match(cacheDir!, new RegExp(`^/app/\\.cache/node-compile/v${NODE_VERSION.replaceAll('.', '\\.')}-\\w+-[0-9a-f]+-${UID}$`))
+  assert.ok(Number(entries) > 100, `the compile cache holds ${entries} entries`)
 
   const wrong = await podman('build', '--quiet', '--network', 'host', ...await baseImageArgs(), '--build-arg', 'VERSION=0.0.1', '--target', 'dependencies', '.')
     .then(() => undefined, (error: { stderr: string }) => error.stderr)
   assert.match(wrong ?? 'built', new RegExp(`VERSION=0\\.0\\.1, but package\\.json says ${version.replaceAll('.', '\\.')}`))
+  const otherNode = await podman('build', '--quiet', '--network', 'host', ...await baseImageArgs(), '--build-arg', 'NODE_VERSION=24.0.0', '--target', 'dependencies', '.')
+    .then(() => undefined, (error: { stderr: string }) => error.stderr)
+  assert.match(otherNode ?? 'built', new RegExp(`BUILD_IMAGE has node v${NODE_VERSION.replaceAll('.', '\\.')}, but the tests run on v24\\.0\\.0`))
 })
 
 imageTest('alone on a bind mount owned by uid 10001, --read-only with --cap-drop=ALL, it serves and writes the first key there; on a root-owned folder it stops with one line naming the folder and the uid', { timeout: 20 * 60_000 }, async (t) => {
