@@ -19,7 +19,8 @@ import { skipOrFail } from './skip.ts'
  * process), after which the old node comes back as the standby. Each event reports what the
  * client and the wire saw; none may lose an acknowledged create, make a pet twice or end an
  * instance, the switchover may fail no call, and creates work again within 15 s of the kill.
- * A cursor walk with limit=7 runs across the failover and must match the new primary's rows.
+ * A cursor walk with limit=7 runs across the failover and must match the new primary's rows,
+ * and a full page's ETag taken before it is answered with 304 (the same tag) after it.
  * Before all that, the URI `pg_autoctl show uri` printed, unedited, is the DATABASE_URL of
  * `petstore migrate` and `petstore keys create`, which must work.
  */
@@ -275,6 +276,10 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
   t.diagnostic(`switchover ${switched.from.name} -> ${switched.to.name}: formation settled in ${ms(switched.ms)}`)
   describe(t, 'switchover', switchover)
 
+  // A full page's tag, asked of one instance only: the other first reads the page after the
+  // failover, from the new primary, where the same rows must give the same tag.
+  const fullPageBefore = await firstPage(ports[0], key)
+
   // (b) The primary's machine goes; the standby is promoted; the old node comes back as standby.
   let promotedAt = Infinity
   const walking = walk(createPetstoreClient({ baseUrl, apiKey: key, retry: RETRY, timeoutMs: 10_000 }), () => promotedAt + 2000)
@@ -299,6 +304,9 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
     `${killed.name} back as the synchronous standby ${ms(rejoined.ms)} after its restart`)
   describe(t, 'failover', failover)
 
+  assert.deepEqual(await firstPage(ports[1], key, fullPageBefore.etag), notModified(fullPageBefore), 'a full page\'s tag after the failover')
+  assert.deepEqual(await firstPage(ports[1], key), fullPageBefore, 'a full page after the failover')
+
   const rows = await rowsOn(survivor)
   const last = walked.ids.at(-1)
   const expected = rows.map((row) => row.id).filter((id) => last !== undefined && BigInt(id) <= BigInt(last))
@@ -315,5 +323,27 @@ test('losing the PostgreSQL primary under load, by switchover and by killing it,
   assert.deepEqual(walked.ids, expected, 'the cursor walk skipped a pet, or listed one the new primary does not have')
   assert.ok(load.acknowledged.length > 0 && load.calls.filter((call) => call.kind === 'list' && call.ok).length > 0)
 })
+
+/** Not asked by the load or the walk: no instance has it before the test asks. */
+const FULL_PAGE_QUERY = 'limit=3'
+
+interface TaggedPage { status: number, etag: string | null, cacheControl: string | null, link: string | null, body: string }
+
+/** The first page of three pets, from one instance directly, whole but for the fields every reply varies in. */
+async function firstPage (port: number, key: string, ifNoneMatch?: string | null): Promise<TaggedPage> {
+  const response = await fetch(`http://127.0.0.1:${port}/v1/pets?${FULL_PAGE_QUERY}`, {
+    headers: { authorization: `Bearer ${key}`, ...(ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {}) },
+    signal: AbortSignal.timeout(10_000)
+  })
+  const page = { status: response.status, etag: response.headers.get('etag'), cacheControl: response.headers.get('cache-control'), link: response.headers.get('link'), body: await response.text() }
+  if (ifNoneMatch === undefined) {
+    assert.equal(page.status, 200, page.body)
+    assert.equal(page.cacheControl, 'private, max-age=31536000, immutable', 'a full page is final')
+    assert.equal((JSON.parse(page.body) as unknown[]).length, 3)
+  }
+  return page
+}
+
+const notModified = (page: TaggedPage): TaggedPage => ({ ...page, status: 304, body: '' })
 
 const ms = (value: number) => `${Math.round(value)} ms`
