@@ -10,7 +10,7 @@ const DIST = new URL('../dist/', import.meta.url)
 const P_RETRY = createRequire(import.meta.url).resolve('p-retry')
 const DEPENDENCIES: Record<string, string> = { 'p-retry': P_RETRY, 'is-network-error': createRequire(P_RETRY).resolve('is-network-error') }
 
-test('the built client runs in Chromium: exact int64, Idempotency-Key, pagination and PetstoreError', { timeout: 60_000 }, async (t) => {
+test('the built client runs in Chromium: exact int64, Idempotency-Key, pagination, revalidation and PetstoreError', { timeout: 60_000 }, async (t) => {
   assert.ok(existsSync(new URL('index.js', DIST)), 'client/dist is built (npm test builds it: npm run build -w @petstore/client)')
   const browser = await launchChromium(t)
   if (!browser) return
@@ -46,6 +46,12 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
     const pet = await client.pets.create({ name: 'Browser pet', categoryId: 9223372036854775807n, status: 'sold' })
     const ids: string[] = []
     for await (const each of client.pets.all({ limit: 2 })) ids.push(String(each.id))
+    // The second read sends If-None-Match, which takes it past the browser's own HTTP cache: the page sees the 304.
+    const reads = []
+    for (let i = 0; i < 2; i++) {
+      const { data, meta } = await client.pets.get(pet.id, { meta: true })
+      reads.push({ categoryId: String(data.categoryId), status: meta.status, revalidated: meta.revalidated, etag: meta.headers.get('etag') })
+    }
     let failure: unknown
     try {
       await client.pets.get(404)
@@ -53,14 +59,19 @@ test('the built client runs in Chromium: exact int64, Idempotency-Key, paginatio
       const { status, code, message, requestId } = error as { status: number, code: string, message: string, requestId?: string }
       failure = { isPetstoreError: error instanceof PetstoreError, status, code, message, hasRequestId: typeof requestId === 'string' }
     }
-    return { pet: { ...pet, id: String(pet.id), categoryId: String(pet.categoryId), idIsBigint: typeof pet.id === 'bigint' }, ids, failure }
+    return { pet: { ...pet, id: String(pet.id), categoryId: String(pet.categoryId), idIsBigint: typeof pet.id === 'bigint' }, ids, reads, failure }
   }, { baseUrl, key })
 
   assert.deepEqual(result, {
     pet: { id: '4', name: 'Browser pet', categoryId: '9223372036854775807', status: 'sold', idIsBigint: true },
     ids: ['1', '2', '3', '4'],
+    reads: [
+      { categoryId: '9223372036854775807', status: 200, revalidated: false, etag: result.reads[0]?.etag },
+      { categoryId: '9223372036854775807', status: 304, revalidated: true, etag: result.reads[0]?.etag }
+    ],
     failure: { isPetstoreError: true, status: 404, code: 'not_found', message: 'No pet has id 404.', hasRequestId: true }
   })
+  assert.match(result.reads[0]?.etag ?? '', /^"[A-Za-z0-9_-]{22}"$/)
   assert.equal(getSent, 2)
   assert.equal(posted.length, 1)
   assert.match(posted[0] ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
