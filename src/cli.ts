@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { backupCommand, restoreCommand } from './cli/backup.ts'
 import { keysCommand } from './cli/keys-command.ts'
-import { helpLayout, Refusal, reportError } from './cli/output.ts'
+import { helpLayout, isClosedOutput, Refusal, reportError } from './cli/output.ts'
 import { petsCommand } from './cli/pets.ts'
 import { probeCommand } from './cli/probe.ts'
 import { migrateCommand } from './cli/migrate.ts'
@@ -60,6 +60,7 @@ export async function main (argv: string[], env: Record<string, string | undefin
     await program.parseAsync(argv, { from: 'user' })
     return 0
   } catch (error) {
+    if (isClosedOutput(error)) return 0
     // From the command line itself: a line commander refused may not have reached its options.
     return reportError(running, error, argv.includes('--json'))
   } finally {
@@ -68,6 +69,8 @@ export async function main (argv: string[], env: Record<string, string | undefin
 }
 
 if (import.meta.main) {
+  // A closed pipe on stdout is also emitted here; the command that wrote sees it and ends (isClosedOutput).
+  process.stdout.on('error', (error) => { if (!isClosedOutput(error)) throw error })
   // `serve` returns once listening and keeps running; its exit comes from the signal handlers.
   process.exitCode = await main(process.argv.slice(2), process.env)
 }

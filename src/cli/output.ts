@@ -47,6 +47,16 @@ export function refuseUnsafeText (option: string, text: string | undefined): voi
   }
 }
 
+/**
+ * stdout's reader went away before the output ended (`pets export | head -1`): it wanted no
+ * more, so the command ends quietly with exit 0. coreutils end by SIGPIPE instead, which a
+ * shell with pipefail reports as a failure.
+ */
+export function isClosedOutput (error: unknown): boolean {
+  const code = error instanceof Error && 'code' in error ? error.code : undefined
+  return code === 'EPIPE' || (code === 'ERR_STREAM_DESTROYED' && process.stdout.destroyed)
+}
+
 /** The command line was wrong: exit 2, the message and the command's usage on stderr; code `usage`. */
 export class UsageError extends Error {}
 

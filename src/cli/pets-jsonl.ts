@@ -233,7 +233,9 @@ export async function exportPets (store: Store, output: Writable, options: { sta
     for (;;) {
       const pets = await store.listPets({ limit: EXPORT_PAGE, status: options.status, afterId })
       for (const pet of pets) {
-        if (!output.write(petLine(pet))) await once(output, 'drain')
+        // A reader that went away (`pets export | head -1`) ends the export: its error is EPIPE.
+        if (output.destroyed) throw output.errored ?? new Error('the output was closed')
+        if (!output.write(petLine(pet))) await Promise.race([once(output, 'drain'), once(output, 'close')])
         exported++
       }
       options.progress.update(exported, exported)

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Agent, createServer } from 'node:http'
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { probePostgres, probeRedis } from '../../scripts/service-probes.ts'
-import { ConfigSchema, loadConfig } from '../../src/config.ts'
-import { haproxyServerSetting, haproxyTakesOutMs, instanceEnvironment, interpolate, readCompose, readComposeDocument, readComposeFile, type Compose } from '../helpers/compose.ts'
+import { ConfigSchema, loadConfig, SECRETS } from '../../src/config.ts'
+import { loadMigrations } from '../../src/store/migrations.ts'
+import { haproxyServerSetting, haproxyTakesOutMs, instanceEnvironment, interpolate, readCompose, readComposeDocument, readComposeFile, withoutSecrets, type Compose } from '../helpers/compose.ts'
 import { freePort, HAPROXY_CFG, haproxyMissing, startHaproxy, unavailable } from '../helpers/haproxy.ts'
 import { listAll, samePet } from '../helpers/load.ts'
 import { freshSchema, TEST_DATABASE_URL } from '../helpers/pg-schema.ts'
@@ -30,9 +33,29 @@ const STEADY_MS = 1000
 // A start on a busy shared machine can take many seconds; the restarts wait for it under load.
 const START_TIMEOUT_MS = 60_000
 
+const SERVICES = ['haproxy', 'migrate', 'petstore-1', 'petstore-2', 'postgres', 'redis']
+// Started only with their profile: docker compose --profile NAME.
+const PROFILED = { backup: ['backup'], prometheus: ['monitoring'] }
+// The URL compose's secret holds, in a file of its own for the tests that load the instances' settings.
+const COMPOSE_DATABASE_URL = 'postgres://petstore:secret@postgres:5432/petstore?schema=petstore'
+const SECRET_FILES = { '/run/secrets/database-url': secretFile('database-url', COMPOSE_DATABASE_URL) }
+
+function secretFile (name: string, content: string): string {
+  const path = join(tmpdir(), `petstore-stack-${process.pid}-${name}`)
+  writeFileSync(path, `${content}\n`, { mode: 0o600 })
+  process.on('exit', () => { try { rmSync(path) } catch {} })
+  return path
+}
+
+/** A service's environment as compose gives it, its secrets' paths moved to the files that stand for them here. */
+function withSecrets (environment: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(environment).map(([name, value]) => [name, SECRET_FILES[value as keyof typeof SECRET_FILES] ?? value]))
+}
+
 test('compose.yaml: two instances behind haproxy on the tested haproxy.cfg, PostgreSQL 17, Redis 7, migrate first, a drain longer than the health checks take', () => {
   const services = readCompose()
-  assert.deepEqual(Object.keys(services).sort(), ['haproxy', 'migrate', 'petstore-1', 'petstore-2', 'postgres', 'redis'])
+  assert.deepEqual(Object.keys(services).filter((name) => !(name in PROFILED)).sort(), SERVICES)
+  assert.deepEqual(Object.fromEntries(Object.keys(PROFILED).map((name) => [name, services[name]?.profiles])), PROFILED)
   assert.equal(services.postgres!.image, 'docker.io/library/postgres:17')
   assert.equal(services.redis!.image, 'docker.io/library/redis:7')
 
@@ -58,22 +81,24 @@ test('compose.yaml: two instances behind haproxy on the tested haproxy.cfg, Post
     postgres: { condition: 'service_healthy' },
     redis: { condition: 'service_healthy' }
   })
-  const environment = instanceEnvironment(instance, { POSTGRES_PASSWORD: 'secret' })
-  assert.deepEqual(Object.keys(environment).filter((name) => !Object.hasOwn(ConfigSchema.properties, name)), [], 'every variable is one the service reads')
-  assert.equal(instanceEnvironment(migrate, { POSTGRES_PASSWORD: 'secret' }).DATABASE_URL, environment.DATABASE_URL, 'migrate migrates the instances\' database')
-  const config = loadConfig(environment)
+  const environment = instanceEnvironment(instance)
+  const reads = (name: string) => Object.hasOwn(ConfigSchema.properties, name) || SECRETS.some((secret) => name === `${secret}_FILE`)
+  assert.deepEqual(Object.keys(environment).filter((name) => !reads(name)), [], 'every variable is one the service reads')
+  assert.equal(instanceEnvironment(migrate).DATABASE_URL_FILE, environment.DATABASE_URL_FILE, 'migrate migrates the instances\' database')
+  assert.deepEqual(migrate.secrets, instance.secrets)
+  const config = loadConfig(withSecrets(environment))
   assert.deepEqual({ host: config.HOST, port: config.PORT, redis: config.REDIS_URL, publicUrl: config.PUBLIC_URL }, { host: '0.0.0.0', port: 8080, redis: 'redis://redis:6379', publicUrl: 'http://localhost:8080/v1' })
-  assert.equal(config.DATABASE_URL, 'postgres://petstore:secret@postgres:5432/petstore?schema=petstore')
+  assert.equal(config.DATABASE_URL, COMPOSE_DATABASE_URL)
   assert.ok(config.TRUST_PROXY, 'X-Forwarded-For from haproxy is trusted')
   assert.ok(config.SHUTDOWN_DRAIN_MS > haproxyTakesOutMs(), `SHUTDOWN_DRAIN_MS ${config.SHUTDOWN_DRAIN_MS} must exceed haproxy's inter x fall (${haproxyTakesOutMs()} ms)`)
   const graceS = Number(/^(\d+)s$/.exec(instance.stop_grace_period ?? '')?.[1])
   assert.ok(graceS * 1000 > config.SHUTDOWN_TIMEOUT_MS, `stop_grace_period ${instance.stop_grace_period} must exceed SHUTDOWN_TIMEOUT_MS ${config.SHUTDOWN_TIMEOUT_MS}`)
 })
 
-test('compose.yaml: the instances trust haproxy\'s fixed address alone, one hop, and put no per-address cap behind it; POSTGRES_PASSWORD has no default; the API is published on 127.0.0.1 unless PETSTORE_PUBLISH_ADDRESS says otherwise', () => {
+test('compose.yaml: the instances trust haproxy\'s fixed address alone, one hop, and put no per-address cap behind it; the API is published on 127.0.0.1 unless PETSTORE_PUBLISH_ADDRESS says otherwise', () => {
   const compose = readComposeDocument()
   const instance = compose.services['petstore-1']!
-  const config = loadConfig(instanceEnvironment(instance, { POSTGRES_PASSWORD: 'secret' }))
+  const config = loadConfig(withSecrets(instanceEnvironment(instance)))
 
   // haproxy has a fixed address on the network compose makes, outside the range compose hands out.
   const balancer = compose.services.haproxy!.networks?.default?.ipv4_address
@@ -87,37 +112,107 @@ test('compose.yaml: the instances trust haproxy\'s fixed address alone, one hop,
   const perAddress = config.MAX_CONNECTIONS_PER_ADDRESS
   assert.ok(perAddress === 0 || perAddress > haproxyServerSetting('maxconn'), `MAX_CONNECTIONS_PER_ADDRESS ${perAddress} would refuse haproxy's own connections (maxconn ${haproxyServerSetting('maxconn')})`)
 
-  // The password is required wherever it is used: compose stops with the message when unset.
-  const uses = readComposeFile().match(/\$\{POSTGRES_PASSWORD\b[^}]*\}/g) ?? []
-  assert.equal(uses.length, 3, 'postgres, migrate and the instances use POSTGRES_PASSWORD')
-  for (const use of uses) assert.match(use, /^\$\{POSTGRES_PASSWORD:\?set POSTGRES_PASSWORD\b/)
-  assert.throws(() => instanceEnvironment(instance), /POSTGRES_PASSWORD/)
-  assert.throws(() => instanceEnvironment(compose.services.migrate!), /POSTGRES_PASSWORD/)
-  assert.equal(instanceEnvironment(compose.services.postgres!, { POSTGRES_PASSWORD: 'secret' }).POSTGRES_PASSWORD, 'secret')
-
   const api = compose.services.haproxy!.ports?.find((port) => port.endsWith(':8080:8080'))
   assert.ok(api, 'the API is published on port 8080')
   assert.equal(interpolate(api), '127.0.0.1:8080:8080')
   assert.equal(interpolate(api, { PETSTORE_PUBLISH_ADDRESS: '0.0.0.0' }), '0.0.0.0:8080:8080')
 })
 
+test('compose.yaml: the password is in no environment: PostgreSQL and every service that connects read it from a compose secret, a file', () => {
+  const compose = readComposeDocument()
+  assert.deepEqual(compose.secrets, { 'postgres-password': { file: './secrets/postgres-password' }, 'database-url': { file: './secrets/database-url' } })
+  const secretsOf = Object.fromEntries(Object.entries(compose.services).flatMap(([name, service]) => service.secrets ? [[name, service.secrets]] : []))
+  assert.deepEqual(secretsOf, { postgres: ['postgres-password'], migrate: ['database-url'], 'petstore-1': ['database-url'], 'petstore-2': ['database-url'], backup: ['database-url'] })
+  for (const [name, service] of Object.entries(compose.services)) {
+    const environment = instanceEnvironment(service)
+    assert.ok(!('DATABASE_URL' in environment) && !('POSTGRES_PASSWORD' in environment), `${name} has no password in its environment`)
+    for (const [variable, path] of Object.entries(environment).filter(([variable]) => variable.endsWith('_FILE'))) {
+      assert.ok(service.secrets?.some((secret) => path === `/run/secrets/${secret}`), `${name}'s ${variable} names one of its secrets`)
+    }
+  }
+  // The only variables left are ones with a safe default.
+  assert.deepEqual([...new Set(readComposeFile().match(/\$\{\w+/g))].sort(), ['${PETSTORE_PUBLISH_ADDRESS', '${PUBLIC_URL'])
+})
+
+test('compose.yaml: every service has a memory and a CPU limit; the instances\' leaves room above what they use at most, and is what the docs say', () => {
+  const services = readCompose()
+  const limits = Object.fromEntries(Object.entries(services).map(([name, service]) => [name, { memory: service.mem_limit, cpus: service.cpus }]))
+  for (const [name, limit] of Object.entries(limits)) assert.ok(/^\d+[mg]$/.test(String(limit.memory)) && Number(limit.cpus) > 0, `${name}: ${JSON.stringify(limit)}`)
+  const bytes = (limit: string) => Number(limit.slice(0, -1)) * (limit.endsWith('g') ? 1024 ** 3 : 1024 ** 2)
+  const instance = services['petstore-1']!
+  // PetstoreMemoryNearLimit fires at 90 % of it; under it must fit the resident memory the
+  // performance targets allow (150 MB under load) with the reply cache full.
+  const replyCache = loadConfig(withSecrets(instanceEnvironment(instance))).REPLY_CACHE_MAX_BYTES
+  assert.ok(bytes(instance.mem_limit!) * 0.9 > 150 * 1000 ** 2 + replyCache, `mem_limit ${instance.mem_limit}`)
+  const documented = /\| `petstore-1`, `petstore-2` \| (\d+) MiB \| ([\d.]+) \|/.exec(readFileSync(new URL('../../docs/operations/instances.md', import.meta.url), 'utf8'))
+  assert.deepEqual([Number(documented?.[1]), Number(documented?.[2])], [bytes(instance.mem_limit!) / 1024 ** 2, instance.cpus], 'instances.md gives the instances\' limits')
+})
+
+test('compose.yaml: the backup profile runs petstore backup --dir into its volume, on the postgres image of the compose PostgreSQL\'s version, for its pg_dump', () => {
+  const services = readCompose()
+  const backup = services.backup!
+  assert.deepEqual({ build: backup.build, image: backup.image, command: backup.command, volumes: backup.volumes, depends_on: backup.depends_on, environment: backup.environment }, {
+    build: { context: '.', target: 'backup' },
+    image: 'localhost/petstore-backup:latest',
+    command: ['backup', '--dir', '/backups', '--keep', '7', '--keep-daily', '7'],
+    volumes: ['backups:/backups'],
+    depends_on: { postgres: { condition: 'service_healthy' } },
+    environment: { DATABASE_URL_FILE: '/run/secrets/database-url' }
+  })
+  const containerfile = readFileSync(new URL('../../Containerfile', import.meta.url), 'utf8')
+  assert.equal(/^ARG POSTGRES_IMAGE=(\S+)$/m.exec(containerfile)?.[1], services.postgres!.image, 'pg_dump is the server\'s major version')
+  assert.match(containerfile, /^FROM \$\{POSTGRES_IMAGE\} AS backup$/m)
+  assert.match(containerfile, /^ENTRYPOINT \["node", "src\/cli\.ts"\]\nCMD \["backup", "--dir", "\/backups", "--keep", "7", "--keep-daily", "7"\]$/m)
+})
+
+test('compose.yaml: the backup service\'s command, with its settings and the URL in its secret file, dumps a PostgreSQL schema into its folder', async (t) => {
+  if (unavailable(t, `PostgreSQL at ${TEST_DATABASE_URL}`, await probePostgres(TEST_DATABASE_URL))) return
+  const backup = readCompose().backup!
+  const { url } = freshSchema(t)
+  assert.equal((await runCli(['migrate'], { DATABASE_URL: url })).code, 0)
+  const folder = mkdtempSync(join(tmpdir(), 'petstore-compose-backup-'))
+  t.after(() => rmSync(folder, { recursive: true, force: true }))
+  // The service's paths moved here: its secret to a file holding the test schema's URL, /backups to a temporary folder.
+  const secret = join(folder, 'database-url')
+  writeFileSync(secret, `${url}\n`, { mode: 0o600 })
+  const environment = Object.fromEntries(Object.entries(instanceEnvironment(backup)).map(([name, value]) => [name, value === '/run/secrets/database-url' ? secret : value]))
+  const dumps = join(folder, 'backups')
+  const run = await runCli(backup.command!.map((arg) => arg === '/backups' ? dumps : arg), { ...environment, DATABASE_URL: '' })
+  const [dump] = readdirSync(dumps)
+  assert.match(dump ?? '', /^petstore-\d{8}T\d{6}Z\.dump$/)
+  assert.deepEqual({ ...run, stdout: run.stdout.replace(/\([^)]*\)/, '(…)') }, {
+    code: 0,
+    stdout: `backed up ${url} to ${join(dumps, dump!)} (…): 0 pets, 0 keys, migration ${loadMigrations('postgres').at(-1)!.version}; pg_restore --list ok; removed no older backup\n`,
+    stderr: ''
+  })
+  assert.equal(statSync(join(dumps, dump!)).mode & 0o777, 0o600)
+})
+
 test('compose.yaml: no top-level name, which Debian 12\'s docker-compose 1.29 rejects; the PostgreSQL volume keeps the name it had under it', () => {
   const compose = readComposeDocument() as Compose & { name?: string, volumes?: Record<string, { name?: string } | null> }
   assert.equal(compose.name, undefined)
-  assert.deepEqual(compose.volumes, { 'postgres-data': { name: 'petstore_postgres-data' } })
+  assert.deepEqual(compose.volumes, {
+    'postgres-data': { name: 'petstore_postgres-data' },
+    'prometheus-data': { name: 'petstore_prometheus-data' },
+    backups: { name: 'petstore_backups' }
+  })
 })
 
 test('compose.yaml: Debian 12\'s docker-compose 1.29 reads it, and podman-compose builds the image once', async (t) => {
   const missing = ['docker-compose', 'podman-compose'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
   if (unavailable(t, 'compose tools', missing && `${missing} is missing: install it with apt-get install -y docker-compose podman-compose`)) return
-  const env = { ...process.env, POSTGRES_PASSWORD: 'secret' }
-  const config = spawnSync('docker-compose', ['-f', 'compose.yaml', 'config', '--services'], { cwd: ROOT, env, encoding: 'utf8' })
+  // docker-compose 1.29 lists the services of every profile; `up` starts those of none.
+  const config = spawnSync('docker-compose', ['-f', 'compose.yaml', 'config', '--services'], { cwd: ROOT, encoding: 'utf8' })
   assert.deepEqual({ status: config.status, stderr: config.stderr, services: config.stdout.split('\n').filter(Boolean).sort() },
-    { status: 0, stderr: '', services: ['haproxy', 'migrate', 'petstore-1', 'petstore-2', 'postgres', 'redis'] })
-  // --dry-run prints the podman commands it would run, and runs none.
-  const build = spawnSync('podman-compose', ['-f', 'compose.yaml', '--dry-run', 'build'], { cwd: ROOT, env, encoding: 'utf8' })
+    { status: 0, stderr: '', services: [...SERVICES, ...Object.keys(PROFILED)].sort() })
+  // --dry-run prints the podman commands it would run, and runs none: the service's image once,
+  // and the backup stage's.
+  const build = spawnSync('podman-compose', ['-f', 'compose.yaml', '--dry-run', 'build'], { cwd: ROOT, encoding: 'utf8' })
   assert.equal(build.status, 0, build.stderr)
-  assert.deepEqual(build.stdout.split('\n').filter((line) => line.startsWith('podman build')), ['podman build -t localhost/petstore:latest -f ./Containerfile .'])
+  assert.deepEqual(build.stdout.split('\n').filter((line) => line.startsWith('podman build')), [
+    'podman build -t localhost/petstore:latest -f ./Containerfile .',
+    'podman build -t localhost/petstore-backup:latest -f ./Containerfile --target backup .'
+  ])
 })
 
 test('compose.yaml: the instances\' healthcheck is the image\'s HEALTHCHECK: node asks /healthz, exit 0 for 200, 1 for anything else', async (t) => {
@@ -160,8 +255,8 @@ test('through haproxy the whole API works, and a rolling restart of both instanc
 
   const ports = [await freePort(), await freePort()] as const
   const haproxyPort = await freePort()
-  // The password only goes into compose's DATABASE_URL, which the test schema's replaces.
-  const composeEnvironment = instanceEnvironment(readCompose()['petstore-1']!, { POSTGRES_PASSWORD: 'unused' })
+  // compose's DATABASE_URL_FILE names a secret; the test schema's URL replaces it.
+  const composeEnvironment = withoutSecrets(instanceEnvironment(readCompose()['petstore-1']!))
   const env = {
     ...composeEnvironment,
     DATABASE_URL: databaseUrl,

@@ -7,7 +7,11 @@ import { HAPROXY_CFG } from './haproxy.ts'
 
 export interface ComposeService {
   image?: string
-  build?: string
+  build?: string | { context: string, target?: string }
+  profiles?: string[]
+  secrets?: string[]
+  mem_limit?: string
+  cpus?: number
   entrypoint?: string[]
   command?: string[]
   environment?: Record<string, string>
@@ -21,6 +25,7 @@ export interface ComposeService {
 
 export interface Compose {
   services: Record<string, ComposeService>
+  secrets?: Record<string, { file: string }>
   networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string, ip_range?: string }> } } | null>
 }
 
@@ -76,4 +81,9 @@ export function haproxyConnectionsPerAddress (): number {
   const cap = Number(/^\s*tcp-request connection reject if \{ sc0_conn_cur gt (\d+) \}/m.exec(haproxyCfg())?.[1])
   assert.ok(cap > 0, `no per-address connection cap in ${HAPROXY_CFG}`)
   return cap
+}
+
+/** An environment less the variables that name a compose secret (/run/secrets/…), for a process that gets its settings another way. */
+export function withoutSecrets (environment: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(environment).filter(([, value]) => !value.startsWith('/run/secrets/')))
 }

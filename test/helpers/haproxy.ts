@@ -15,6 +15,8 @@ const UP_TIMEOUT_MS = 30_000
 export interface Haproxy {
   child: ChildProcess
   port: number
+  /** The stats frontend's port: the stats page, and haproxy's Prometheus exporter on /metrics. */
+  statsPort: number
   /** haproxy's own counters and states of the backend `petstore`: a row per server, and BACKEND. */
   stats(): Promise<Map<string, Record<string, string>>>
   /** The counters of the frontend `api`, where clients connect: scur, slim, dcon (connections refused), hrsp_4xx… */
@@ -94,5 +96,5 @@ export async function startHaproxy (instances: [string, string], port: number): 
       await sleep(50)
     }
   }
-  return { child, port, stats, frontend, waitUp, logTail }
+  return { child, port, statsPort, stats, frontend, waitUp, logTail }
 }

@@ -4,7 +4,7 @@ import { Agent } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import type { TestContext } from 'node:test'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
-import { instanceEnvironment, readCompose } from './compose.ts'
+import { instanceEnvironment, readCompose, withoutSecrets } from './compose.ts'
 import { freePort, startHaproxy, type Haproxy } from './haproxy.ts'
 import { parseExact, plannedCreate, postCreate, samePet, errorCode, type ExactPet } from './load.ts'
 import { freshSchema } from './pg-schema.ts'
@@ -122,8 +122,8 @@ export async function startStack (t: TestContext, redisUrl: string, env: Record<
   const redisKeyPrefix = `petstore-stack-${randomBytes(4).toString('hex')}:`
   const instances = await Promise.all(ports.map(async (port) => {
     const server = await startServer({
-      // The password only goes into compose's DATABASE_URL, which the test schema's replaces.
-      ...instanceEnvironment(readCompose()['petstore-1']!, { POSTGRES_PASSWORD: 'unused' }),
+      // compose's DATABASE_URL_FILE names a secret; the test schema's URL replaces it.
+      ...withoutSecrets(instanceEnvironment(readCompose()['petstore-1']!)),
       DATABASE_URL: databaseUrl,
       REDIS_URL: redisUrl,
       REDIS_KEY_PREFIX: redisKeyPrefix,
