@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { context, diag, DiagConsoleLogger, propagation, trace, type TextMapPropagator } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { CompositePropagator, diagLogLevelFromString, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
+import { CompositePropagator, diagLogLevelFromString, parseKeyPairsIntoRecord, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3'
@@ -10,6 +10,7 @@ import {
   AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ConsoleSpanExporter, ParentBasedSampler, SimpleSpanProcessor,
   TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SpanLimits, type SpanProcessor
 } from '@opentelemetry/sdk-trace'
+import { settingOrFile } from '../config.ts'
 
 // The parts of the OpenTelemetry SDK that traces need, configured by the standard OTEL_*
 // variables as the Node SDK reads them, without the Node SDK itself: that one also installs the
@@ -69,13 +70,31 @@ function spanProcessorsOf (env: Env): SpanProcessor[] {
   })
 }
 
-/** The exporters read the endpoint, headers, timeout, compression and certificate themselves. */
+/**
+ * The exporters read the endpoint, headers, timeout, compression and certificate themselves;
+ * headers kept in a file (exportHeadersOf) are handed to them.
+ */
 function otlpExporterOf (env: Env): OtlpProtobufExporter | OtlpJsonExporter {
   const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'
   const protocol = env[name]?.trim() || 'http/protobuf'
-  if (protocol === 'http/protobuf') return new OtlpProtobufExporter()
-  if (protocol === 'http/json') return new OtlpJsonExporter()
+  const headers = exportHeadersOf(env)
+  if (protocol === 'http/protobuf') return new OtlpProtobufExporter(headers && { headers })
+  if (protocol === 'http/json') return new OtlpJsonExporter(headers && { headers })
   throw new Error(`${name}=${protocol} is not supported: use http/protobuf (the default) or http/json, with the collector's OTLP/HTTP endpoint (port 4318)`)
+}
+
+/**
+ * The export headers carry the collector's credentials (authorization=…), so, as the URLs of
+ * src/config.ts, each variable may instead name a file: OTEL_EXPORTER_OTLP_HEADERS_FILE,
+ * OTEL_EXPORTER_OTLP_TRACES_HEADERS_FILE. With either set, both variables are read here, the
+ * traces one winning key by key as in the exporter; undefined leaves the exporter to read them.
+ */
+function exportHeadersOf (env: Env): Record<string, string> | undefined {
+  if (!env.OTEL_EXPORTER_OTLP_HEADERS_FILE && !env.OTEL_EXPORTER_OTLP_TRACES_HEADERS_FILE) return undefined
+  return {
+    ...parseKeyPairsIntoRecord(settingOrFile(env, 'OTEL_EXPORTER_OTLP_HEADERS')),
+    ...parseKeyPairsIntoRecord(settingOrFile(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'))
+  }
 }
 
 /** OTEL_PROPAGATORS: tracecontext,baggage by default; b3, b3multi; none for no propagation. */

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { probePostgres } from '../../scripts/service-probes.ts'
@@ -203,5 +205,48 @@ test('a protocol the service does not send (grpc) stops start-up with one line n
   assert.deepEqual({ code: result.code, stderr: result.stderr }, {
     code: 1,
     stderr: 'petstore: cannot start: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf (the default) or http/json, with the collector\'s OTLP/HTTP endpoint (port 4318)\n'
+  })
+})
+
+/** A collector that only notes the headers of each export it is sent, and takes it. */
+async function headerReceiver (t: TestContext): Promise<{ url: string, exports: () => IncomingHttpHeaders[] }> {
+  const exports: IncomingHttpHeaders[] = []
+  const server = createServer((request, response) => {
+    request.resume().on('end', () => {
+      exports.push(request.headers)
+      response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports: () => exports }
+}
+
+test('OTEL_EXPORTER_OTLP_HEADERS_FILE: the collector\'s credentials come from a file, and the traces variable still wins key by key', async (t) => {
+  const receiver = await headerReceiver(t)
+  const headersFile = join(tempDir(t), 'otlp-headers')
+  writeFileSync(headersFile, 'authorization=Bearer%20collector-token,x-tenant=eu\n', { mode: 0o600 })
+  const env = { ...tracingEnv(receiver.url, 'http/protobuf'), OTEL_EXPORTER_OTLP_HEADERS_FILE: headersFile, OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-tenant=us' }
+  const { server, authorization } = await startWithKey(t, { DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}`, ...env })
+  assert.equal((await fetch(`${server.url}/v1/pets`, { headers: { authorization } })).status, 200)
+  const sent = await waitFor('an export', () => receiver.exports()[0])
+  assert.deepEqual({ authorization: sent.authorization, tenant: sent['x-tenant'] }, { authorization: 'Bearer collector-token', tenant: 'us' })
+})
+
+test('OTEL_EXPORTER_OTLP_HEADERS with its _FILE too stops start-up with one line naming both, not the headers', async (t) => {
+  const headersFile = join(tempDir(t), 'otlp-headers')
+  writeFileSync(headersFile, 'authorization=Bearer%20collector-token\n')
+  const env = {
+    DATABASE_URL: `sqlite:${join(tempDir(t), 'petstore.db')}`,
+    PORT: '0',
+    METRICS_PORT: '0',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20other-token',
+    OTEL_EXPORTER_OTLP_HEADERS_FILE: headersFile
+  }
+  const result = await runToExit(['src/server.ts'], env)
+  assert.deepEqual({ code: result.code, stderr: result.stderr }, {
+    code: 1,
+    stderr: 'petstore: cannot start: OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_HEADERS_FILE are both set: set only one of them\n'
   })
 })
