@@ -9,8 +9,14 @@ import { INT64_MAX, PET_STATUSES, type NewPet, type Pet } from '../contract/sche
  * Plain fetch: the CLI runs without a build step, so not the generated client.
  */
 
-/** One check: its name, whether the reply was the expected one, how long it took, and what was seen. */
-export interface ProbeCheck { name: string, ok: boolean, ms: number, detail: string }
+/**
+ * One check: its name, whether the reply was the expected one, how long it took, and what was
+ * seen. skipped: it did not run, as the check it needs failed or had nothing to give it (ok is
+ * false: a check that did not run has not passed); detail says why.
+ */
+export interface ProbeCheck { name: string, ok: boolean, skipped?: true, ms: number, detail: string }
+
+const skip = (name: string, why: string): ProbeCheck => ({ name, ok: false, skipped: true, ms: 0, detail: why })
 
 /** Where to probe: the base address including /v1, the key, and how long one reply may take. */
 export interface ProbeTarget { baseUrl: string, key: string, timeoutMs: number }
@@ -36,9 +42,9 @@ export async function runChecks (target: ProbeTarget): Promise<ProbeCheck[]> {
     created = expectPet(await create(), 201, pet)
     return `201, id ${created.id}`
   })]
-  // The rest of the pet checks need the pet; without it they fail as not run.
+  // The rest of the pet checks need the pet; without it they are skipped.
   const withPet = (name: string, run: (created: Pet) => Promise<string>) =>
-    created ? check(name, () => run(created!)) : Promise.resolve({ name, ok: false, ms: 0, detail: 'not run: createPet failed' })
+    created ? check(name, () => run(created!)) : Promise.resolve(skip(name, 'createPet failed'))
   checks.push(await withPet('createPet replay', async (created) => {
     const reply = await create()
     expectPet(reply, 201, created)
@@ -69,22 +75,23 @@ export async function runChecks (target: ProbeTarget): Promise<ProbeCheck[]> {
  */
 export async function runReadOnlyChecks (target: ProbeTarget): Promise<ProbeCheck[]> {
   let first: Pet | undefined
-  const checks = [await check('listPets', async () => {
+  const listed = await check('listPets', async () => {
     const reply = await call(target, 'GET', '/pets?limit=1', { key: target.key })
     if (reply.status !== 200) throw unexpected(reply, '200')
     if (!Array.isArray(reply.body) || reply.body.length > 1 || !reply.body.every(isPet)) throw new Unexpected(`200 without a list of at most 1 pet: ${snippet(reply.text)}`)
     first = reply.body[0] as Pet | undefined
     return first ? `200, first pet id ${first.id}` : '200, no pets yet'
-  })]
-  checks.push(await check('getPet', async () => {
-    // An empty store has no pet to get: the not found check below still reads getPet.
-    if (!first) return 'nothing to get: the listing is empty'
-    const reply = await call(target, 'GET', `/pets/${first.id}`, { key: target.key })
-    expectPet(reply, 200, first)
+  })
+  const checks = [listed]
+  // An empty store has no pet to get (the not found check below still reads getPet).
+  const getFirst = (pet: Pet) => check('getPet', async () => {
+    const reply = await call(target, 'GET', `/pets/${pet.id}`, { key: target.key })
+    expectPet(reply, 200, pet)
     const sunset = reply.headers.get('sunset')
     if (!reply.headers.get('deprecation') || !sunset) throw new Unexpected('200 without the Deprecation and Sunset fields of a deprecated operation')
     return `200, the listed pet, deprecated, Sunset: ${sunset}`
-  }))
+  })
+  checks.push(!listed.ok ? skip('getPet', 'listPets failed') : first ? await getFirst(first) : skip('getPet', 'the listing is empty'))
   checks.push(...await refusalChecks(target))
   return checks
 }

@@ -6,7 +6,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { runCli, startServer, tempDir, type CliResult } from '../helpers/processes.ts'
 
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
-const NOT_RUN = 'not run: createPet failed'
+const SKIPPED = 'createPet failed'
 const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send Authorization: Bearer <key>.'
 
 /** A server process on a fresh SQLite file, and a key for it. */
@@ -62,7 +62,7 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
     })
   })
 
-  test('--read-only with a read key lists, gets the first pet listed and is refused twice, and creates nothing', async (t) => {
+  test('--read-only with a read key lists, gets the first pet listed (skipped while there is none) and is refused twice, and creates nothing', async (t) => {
     const databaseUrl = `sqlite:${join(tempDir(t), 'petstore.db')}`
     const keyOf = async (scope: string) => (await runCli(['keys', 'create', '--name', scope, '--scope', scope], { DATABASE_URL: databaseUrl })).stdout.trim()
     const [readKey, writeKey] = [await keyOf('read'), await keyOf('write')]
@@ -75,8 +75,8 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
 
     const empty = await runCli(['probe', baseUrl, '--read-only'], { PETSTORE_KEY: readKey })
     assert.equal(empty.code, 0, empty.stdout + empty.stderr)
-    assert.deepEqual(lines(empty), ['ok    listPets          <ms>  200, no pets yet', 'ok    getPet            <ms>  nothing to get: the listing is empty', ...refusals])
-    assert.equal(empty.stderr, `all 4 checks passed on ${baseUrl}\n`)
+    assert.deepEqual(lines(empty), ['ok    listPets          <ms>  200, no pets yet', 'skip  getPet                 -     the listing is empty', ...refusals])
+    assert.equal(empty.stderr, `3 of 4 checks passed; 1 skipped: getPet, on ${baseUrl}\n`)
 
     const pets = (key: string) => fetch(`${baseUrl}/pets`, { headers: { authorization: `Bearer ${key}` } }).then((reply) => reply.json())
     const rex = await fetch(`${baseUrl}/pets`, { method: 'POST', headers: { authorization: `Bearer ${writeKey}`, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":7}' })
@@ -89,23 +89,34 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
     assert.deepEqual(await pets(writeKey), [{ id: 1, name: 'Rex', categoryId: 7 }], 'three read-only runs added no pet')
   })
 
-  test('with a key the server does not know it exits 1, and names the checks that failed and why', async (t) => {
+  test('with a key the server does not know it exits 1, names the checks that failed and why, and skips those that needed them', async (t) => {
     const { baseUrl } = await serverWithKey(t)
     const run = await runCli(['probe', baseUrl], { PETSTORE_KEY: 'psk_not-a-key-of-this-server' })
     assert.equal(run.code, 1)
     const refused = `expected 201, got 401 unauthorized: ${UNAUTHORIZED_MESSAGE} (request id <id>)`
     assert.deepEqual(lines(run), [
       `FAIL  createPet         <ms>  ${refused}`,
-      `FAIL  createPet replay  <ms>  ${NOT_RUN}`,
-      `FAIL  listPets          <ms>  ${NOT_RUN}`,
-      `FAIL  getPet            <ms>  ${NOT_RUN}`,
+      `skip  createPet replay       -     ${SKIPPED}`,
+      `skip  listPets               -     ${SKIPPED}`,
+      `skip  getPet                 -     ${SKIPPED}`,
       'ok    unauthorized      <ms>  401 unauthorized without a key, with the Error body',
       `FAIL  not found         <ms>  expected 404 not_found, got 401 unauthorized: ${UNAUTHORIZED_MESSAGE} (request id <id>)`
     ])
-    assert.equal(run.stderr, 'petstore probe: 5 of 6 checks failed: createPet, createPet replay, listPets, getPet, not found\n')
+    assert.equal(run.stderr, 'petstore probe: 2 of 6 checks failed: createPet, not found; 3 skipped: createPet replay, listPets, getPet\n')
+
+    // --read-only: getPet needs the listing, so it is skipped, never passed, when listPets fails.
+    const readOnly = await runCli(['probe', baseUrl, '--read-only'], { PETSTORE_KEY: 'psk_not-a-key-of-this-server' })
+    assert.equal(readOnly.code, 1)
+    assert.deepEqual(lines(readOnly), [
+      `FAIL  listPets          <ms>  expected 200, got 401 unauthorized: ${UNAUTHORIZED_MESSAGE} (request id <id>)`,
+      'skip  getPet                 -     listPets failed',
+      'ok    unauthorized      <ms>  401 unauthorized without a key, with the Error body',
+      `FAIL  not found         <ms>  expected 404 not_found, got 401 unauthorized: ${UNAUTHORIZED_MESSAGE} (request id <id>)`
+    ])
+    assert.equal(readOnly.stderr, 'petstore probe: 2 of 4 checks failed: listPets, not found; 1 skipped: getPet\n')
   })
 
-  test('against a closed port it exits 1, every check failing with cannot connect, also in --json', async (t) => {
+  test('against a closed port it exits 1, every check failing with cannot connect or skipped for want of the pet, also in --json', async (t) => {
     // A port that was free a moment ago: nothing listens there now.
     const closed = createServer()
     const closedPort = await listen(t, closed)
@@ -120,14 +131,14 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
       ok: false,
       checks: [
         { name: 'createPet', ok: false, ms: 0, detail: refused('/pets', 'POST') },
-        { name: 'createPet replay', ok: false, ms: 0, detail: NOT_RUN },
-        { name: 'listPets', ok: false, ms: 0, detail: NOT_RUN },
-        { name: 'getPet', ok: false, ms: 0, detail: NOT_RUN },
+        { name: 'createPet replay', ok: false, skipped: true, ms: 0, detail: SKIPPED },
+        { name: 'listPets', ok: false, skipped: true, ms: 0, detail: SKIPPED },
+        { name: 'getPet', ok: false, skipped: true, ms: 0, detail: SKIPPED },
         { name: 'unauthorized', ok: false, ms: 0, detail: refused('/pets') },
         { name: 'not found', ok: false, ms: 0, detail: refused('/pets/9223372036854775807') }
       ]
     })
-    assert.equal(run.stderr, 'petstore probe: 6 of 6 checks failed: createPet, createPet replay, listPets, getPet, unauthorized, not found\n')
+    assert.equal(run.stderr, 'petstore probe: 3 of 6 checks failed: createPet, unauthorized, not found; 3 skipped: createPet replay, listPets, getPet\n')
   })
 
   test('behind a hop whose listings miss the new pet, listPets fails and the rest pass', async (t) => {
