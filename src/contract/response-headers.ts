@@ -108,6 +108,6 @@ export function validatorHeaders (cacheControl: string) {
       pattern: '^"[A-Za-z0-9_-]{22}"$',
       description: 'A strong entity tag (RFC 9110) of the body: the same for the same body on every instance. Send it back in `If-None-Match` to get `304` while nothing changed.'
     },
-    'Cache-Control': { type: 'string', maxLength: 100, description: cacheControl }
+    'Cache-Control': { type: 'string', maxLength: 100, pattern: '^private, (?:max-age=\\d+, immutable|no-cache)$', description: cacheControl }
   }
 }

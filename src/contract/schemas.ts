@@ -132,10 +132,15 @@ export const PetIdParamsSchema = Type.Object({
 })
 
 /** The request header of the reads that give validators: it asks for a 304 while nothing changed. */
+// An entity tag (RFC 9110 section 8.8.3): optionally weak, quoted, of the characters etagc allows.
+const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7E\\x80-\\xFF]*"'
+
 export const ConditionalHeadersSchema = Type.Object({
   'If-None-Match': Type.Optional(Type.String({
     maxLength: 4096,
-    description: 'RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key\'s rate limit. Errors are never `304`.'
+    // `*`, or a list of entity tags (empty list elements allowed, RFC 9110 section 5.6.1).
+    pattern: `^[\\t ]*(?:\\*|[\\t ,]*${ENTITY_TAG}(?:[\\t ]*,[\\t ,]*${ENTITY_TAG})*[\\t ,]*)[\\t ]*$`,
+    description: 'RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key\'s rate limit. Errors are never `304`. A value that is not `*` or a list of entity tags is 400 `invalid_request`.'
   }))
 })
 
