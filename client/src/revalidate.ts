@@ -8,6 +8,9 @@ export interface ReadResponse extends ReceivedResponse { revalidated: boolean }
 export type Read = (path: string, signal: AbortSignal | undefined) => Promise<ReadResponse>
 
 const NO_STORE = /(?:^|,)\s*no-store\s*(?:,|$)/i
+// An entity-tag (RFC 9110 section 8.8.3): only such a value can be sent back in If-None-Match;
+// anything else would be refused there on every later read of the path.
+const ENTITY_TAG = /^(?:W\/)?"[\x21\x23-\x7E\x80-\xFF]*"$/
 
 /**
  * Every read is sent, with If-None-Match when a tagged reply is kept for its path: never served
@@ -26,9 +29,9 @@ export function createRevalidatingRead (send: Send, cache: ReplyCache | undefine
   }
 }
 
-/** A 200 with an ETag is kept unless it says no-store; any other reply forgets what was kept. */
+/** A 200 with an entity tag is kept unless it says no-store; any other reply forgets what was kept. */
 function remember (cache: ReplyCache, path: string, response: Response, text: string): void {
   const etag = response.headers.get('etag')
-  if (response.status === 200 && etag !== null && !NO_STORE.test(response.headers.get('cache-control') ?? '')) cache.set(path, { etag, text })
+  if (response.status === 200 && etag !== null && ENTITY_TAG.test(etag) && !NO_STORE.test(response.headers.get('cache-control') ?? '')) cache.set(path, { etag, text })
   else cache.delete(path)
 }

@@ -165,6 +165,24 @@ test('a 304 to a read that named no ETag is PetstoreError unexpected_response, n
   assert.equal(stub.seen.length, 1)
 })
 
+test('a 200 with Cache-Control: no-store, or with an ETag that is not an entity tag, is not kept: the next read names no ETag', async (t) => {
+  const server = await startServer(t)
+  const body = '{"id":1,"name":"Rex","categoryId":1}'
+  const replies: Record<string, Record<string, string>> = {
+    '/v1/pets/1': { etag: '"kept-not"', 'cache-control': 'private, No-Store' },
+    '/v1/pets/2': { etag: 'unquoted' },
+    '/v1/pets/3': { etag: 'W/"weak"' }
+  }
+  const stub = await startStub(t, server.origin, ({ url }) => ({ status: 200, headers: replies[url] ?? assert.fail(url), body }))
+  const client = createPetstoreClient({ baseUrl: `${stub.origin}/v1`, apiKey: server.key })
+  for (const id of [1, 2, 3, 1, 2, 3]) assert.deepEqual(await client.pets.get(id), { id: 1n, name: 'Rex', categoryId: 1n })
+  // A weak tag is a tag: kept, and sent back (If-None-Match compares weakly).
+  assert.deepEqual(stub.seen.map(({ url, headers }) => [url, headers['if-none-match']]), [
+    ['/v1/pets/1', undefined], ['/v1/pets/2', undefined], ['/v1/pets/3', undefined],
+    ['/v1/pets/1', undefined], ['/v1/pets/2', undefined], ['/v1/pets/3', 'W/"weak"']
+  ])
+})
+
 test('a 304 whose entry was evicted while it was on its way still gives the body its ETag named', async (t) => {
   const { baseUrl, key, store } = await startServer(t)
   for (let i = 1; i <= 2; i++) await store.createPet({ name: `pet ${i}`, categoryId: BigInt(i) })
