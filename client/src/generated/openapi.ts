@@ -133,7 +133,7 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key's rate limit. Errors are never `304`. */
+                /** @description RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key's rate limit. Errors are never `304`. A value that is not `*` or a list of entity tags is 400 `invalid_request`. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -523,7 +523,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key's rate limit. Errors are never `304`. */
+                /** @description RFC 9110 section 13.1.2: entity tags (`ETag`) of replies the client has, comma-separated, or `*`. When one names the current reply (weak comparison), the response is `304` with no body, and is not counted against the API key's rate limit. Errors are never `304`. A value that is not `*` or a list of entity tags is 400 `invalid_request`. */
                 "If-None-Match"?: string;
             };
             path: {
