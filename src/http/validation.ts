@@ -152,20 +152,23 @@ function parseTextValue (schema: JsonSchema, text: string): { value: unknown } |
  */
 function compileText (part: 'query' | 'path' | 'header', schema: JsonSchema) {
   // A value may name a shared schema (status: PetStatus): it is checked against what that holds.
-  const properties = Object.entries(schema.properties ?? {}).map(([key, property]) => [key, resolved(property)] as const)
+  // What depends on the schema alone is worked out here, once: each value's name as it arrives
+  // (Node lowercases header names; a custom compiler gets the schema as declared) and as a
+  // detail names it.
   const required = new Set(schema.required ?? [])
+  const properties = Object.entries(schema.properties ?? {}).map(([declared, property]) => {
+    const key = part === 'header' ? declared.toLowerCase() : declared
+    return { key, field: `${part}.${key}`, property: resolved(property), required: required.has(declared) && part === 'query' }
+  })
   return (data: unknown) => {
     const input = (data ?? {}) as Record<string, unknown>
     const value: Record<string, unknown> = {}
     const details: ErrorDetail[] = []
-    for (const [declared, property] of properties) {
-      // Node lowercases header names; a custom compiler gets the schema as declared.
-      const key = part === 'header' ? declared.toLowerCase() : declared
+    for (const { key, field, property, required } of properties) {
       const given = input[key]
-      const field = `${part}.${key}`
       if (given === undefined) {
         if (property.default !== undefined) value[key] = property.default
-        else if (required.has(key) && part === 'query') details.push({ field, message: 'is required' })
+        else if (required) details.push({ field, message: 'is required' })
         continue
       }
       if (typeof given !== 'string') {
