@@ -73,7 +73,7 @@ test('backup --dir --keep 3 --keep-daily 4 writes a checked backup named by the 
   assert.deepEqual(readdirSync(join(dir, 'textfile')), ['petstore_backup.prom'], 'no temporary file is left beside it')
 })
 
-test('a backup --dir that fails on a database it cannot read leaves the previous backups and no partial file, keeps the last success in the metrics file and counts the failures; the next success counts them back to 0', async (t) => {
+test('a backup --dir that fails on a database it cannot read leaves the previous backups and no partial file, keeps the last success in the metrics file and counts the failures; the next success, with --json, counts them back to 0', async (t) => {
   const dir = tempDir(t)
   const url = await seededDatabase(dir, 2)
   const database = url.slice('sqlite:'.length)
@@ -103,12 +103,18 @@ test('a backup --dir that fails on a database it cannot read leaves the previous
 
   copyFileSync(join(dir, 'petstore.db.saved'), database)
   await nextSecond()
-  const again = await runCli(args, { DATABASE_URL: url })
-  assert.equal(again.code, 0, again.stderr)
+  const again = await runCli([...args, '--json'], { DATABASE_URL: url })
+  const newest = readdirSync(folder).find((name) => name !== good)!
+  const file = join(folder, newest)
+  assert.deepEqual({ ...again, stdout: JSON.parse(again.stdout) }, {
+    code: 0,
+    stdout: { file, bytes: statSync(file).size, migration: LATEST, pets: 2, keys: 0, database: url, removed: [] },
+    stderr: ''
+  })
   const recovered = readMetrics(metrics)
   assert.equal(recovered.failures, 0)
   assert.ok(recovered.success > success.success)
-  assert.equal(readdirSync(folder).length, 2)
+  assert.deepEqual(readdirSync(folder).sort(), [good, newest].sort())
 })
 
 test('backup refuses command lines that mix FILE and --dir, or give --keep a number it cannot keep, and writes nothing', async (t) => {
