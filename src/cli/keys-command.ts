@@ -51,11 +51,11 @@ export function keysCommand (store: CommandStore, env: Record<string, string | u
       for (const key of records) printRow(keyCells(key, now))
     })
   keys.command('revoke')
-    .description('Revoke a key at once. Revoking a revoked key is not an error, and changes nothing.')
+    .description('Revoke a key at once. Revoking a revoked key is not an error (exit 0): it changes nothing, and says so.')
     .usage('ID [--actor NAME] [--json]')
     .argument('[id]')
     .option('--actor <NAME>', ACTOR_HELP)
-    .option('--json', 'print {"revoked": ID}')
+    .option('--json', 'print {"revoked": ID}, with "alreadyRevokedAt" when it was revoked before')
     .action(async (text: string | undefined, options: ChangeOptions) => revoke(store, keyId(text), keyAudit(options.actor, env), options))
   keys.command('rotate')
     .description(`Issue a key with the same name and scope and print it alone on stdout; the old key keeps working until the given time, or for --grace (${DEFAULT_GRACE} by default).`)
@@ -73,9 +73,13 @@ export function keysCommand (store: CommandStore, env: Record<string, string | u
 async function revoke (store: CommandStore, id: number, audit: KeyAudit, options: JsonOption): Promise<void> {
   const revoked = await (await store.openExisting()).revokeApiKey(id, audit)
   if (revoked.outcome === 'not_found') throw new Failure(`no key has id ${id}`)
-  if (revoked.outcome === 'revoked') logKeyChanges([revoked.event])
-  else note(`key ${id} was already revoked at ${cell(revoked.key.revokedAt)}; nothing changed`)
-  print(options.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
+  if (revoked.outcome === 'revoked') {
+    logKeyChanges([revoked.event])
+    return print(options.json ? JSON.stringify({ revoked: id }) : `revoked key ${id}`)
+  }
+  // Not an error (exit 0): the key is revoked, as asked. stdout says this run changed nothing.
+  const at = revoked.key.revokedAt
+  print(options.json ? JSON.stringify({ revoked: id, alreadyRevokedAt: at }) : `key ${id} was already revoked at ${cell(at)}; nothing changed`)
 }
 
 async function rotate (store: CommandStore, id: number, audit: KeyAudit, options: RotateOptions): Promise<void> {

@@ -105,7 +105,7 @@ test(`a key change that fails or changes nothing records nothing (${STORE_KIND})
   const refusals: Array<[string[], number]> = [[['revoke', '999'], 1], [['rotate', '999'], 1], [['rotate', String(revoked.id)], 1], [['create', '--name', 'x', '--actor', ''], 2]]
   for (const [args, code] of refusals) assert.equal((await runCli(['keys', ...args], { DATABASE_URL: url })).code, code, args.join(' '))
   const again = await cli(url, ['revoke', String(revoked.id)])
-  assert.equal(again.stderr, `key ${revoked.id} was already revoked at ${revokedAt}; nothing changed\n`)
+  assert.deepEqual(again, { code: 0, stdout: `key ${revoked.id} was already revoked at ${revokedAt}; nothing changed\n`, stderr: '' })
   assert.deepEqual(await store.listKeyEvents({}), trail, 'refused commands and a second revocation write no row')
 
   // The key change itself fails (a hash already in use): no row.

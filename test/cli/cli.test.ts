@@ -54,7 +54,10 @@ describe('petstore keys, on the DATABASE_URL of a running server', () => {
     assert.match(after.stdout, new RegExp(`^${row[0]}\tdeploy-bot\t.*\trevoked ${ISO.source}$`, 'm'))
     const again = await runCli(['keys', 'revoke', row[0]!, '--json'], { DATABASE_URL: databaseUrl })
     const revokedAt = /\trevoked (\S+)$/.exec(after.stdout.split('\n').find((line) => line.startsWith(`${row[0]}\t`))!)![1]
-    assert.deepEqual(again, { code: 0, stdout: `{"revoked":${row[0]}}\n`, stderr: `key ${row[0]} was already revoked at ${revokedAt}; nothing changed\n` }, 'revoking twice is not an error')
+    assert.deepEqual(again, { code: 0, stdout: `{"revoked":${row[0]},"alreadyRevokedAt":"${revokedAt}"}\n`, stderr: '' }, 'revoking twice is not an error')
+    assert.deepEqual(await runCli(['keys', 'revoke', row[0]!], { DATABASE_URL: databaseUrl }), {
+      code: 0, stdout: `key ${row[0]} was already revoked at ${revokedAt}; nothing changed\n`, stderr: ''
+    }, 'a second revoke says on stdout that nothing changed, not "revoked key"')
   })
 
   test('create --json gives the record and the key, for scripts that want both', async (t) => {
