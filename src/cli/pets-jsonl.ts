@@ -35,7 +35,7 @@ export interface ImportOptions {
   /** Each pet keeps the id its line carries; a pet stored already under that id is skipped. */
   skipExisting?: boolean
 }
-/** skipped: only when the import keeps ids, the pets already stored under their ids. */
+/** lines: the lines read, from the start line on; skipped: only when the import keeps ids, the pets already stored under their ids. */
 export interface ImportSummary { imported: number, skipped?: number, lines: number, batches: number, rejected: number }
 
 /** A line that is not a valid pet. Batches before it stay written; the message says how to resume. */
@@ -142,7 +142,9 @@ export async function importPets (store: Store, input: Readable, options: Import
   } finally {
     progress.finish()
   }
-  return skipExisting ? { imported, skipped, lines: lineNumber, batches, rejected } : { imported, lines: lineNumber, batches, rejected }
+  // The lines read: from the start line on, as --start-line skips the others unread.
+  const lines = Math.max(0, lineNumber - startLine + 1)
+  return skipExisting ? { imported, skipped, lines, batches, rejected } : { imported, lines, batches, rejected }
 }
 
 /**

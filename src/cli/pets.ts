@@ -84,7 +84,7 @@ function fileSize (file: string): number {
   try {
     stats = statSync(file)
   } catch (error) {
-    throw new Failure(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'cannot_read')
+    throw new Failure(`cannot read ${file}: ${fileProblem(error as NodeJS.ErrnoException, 'file')}`, 'cannot_read')
   }
   if (stats.isDirectory()) throw new Failure(`${file} is a directory, not a JSON Lines file`, 'cannot_read')
   return stats.size
@@ -93,11 +93,25 @@ function fileSize (file: string): number {
 /** The --rejects file, created (or emptied) before the import starts, so a path it cannot write stops nothing half-way. */
 async function openRejects (path: string): Promise<{ write: (rejected: RejectedLine) => Promise<void>, close: () => Promise<void> }> {
   const handle = await open(path, 'w').catch((error: NodeJS.ErrnoException) => {
-    throw new Failure(`cannot write ${path}: ${error.code ?? error.message}`, 'cannot_write')
+    throw new Failure(`cannot write ${path}: ${fileProblem(error, 'folder')}`, 'cannot_write')
   })
   return {
     write: async (rejected) => { await handle.write(JSON.stringify(rejected) + '\n') },
     close: () => handle.close()
+  }
+}
+
+/**
+ * A file system error in words an operator acts on; `missing`: what ENOENT means here (reading,
+ * the file; writing, its folder). Other codes are named as they are, so they can be looked up.
+ */
+function fileProblem (error: NodeJS.ErrnoException, missing: 'file' | 'folder'): string {
+  switch (error.code) {
+    case 'ENOENT': return `no such ${missing}`
+    case 'EACCES':
+    case 'EPERM': return `permission denied (${error.code})`
+    case 'ENOTDIR': return 'a part of the path is a file, not a folder'
+    default: return error.code ?? error.message
   }
 }
 

@@ -74,7 +74,7 @@ test('a bad line stops the import: batches before it stay, nothing of its own ba
 
   const fixed = file('fixed.jsonl', [...lines, '{"name":"F","categoryId":6}', '{"name":"G","categoryId":7}'].join('\n') + '\n')
   const resumed = await run('pets', 'import', fixed, '--batch-size', '2', '--start-line', '5', '--json')
-  assert.deepEqual(resumed, { code: 0, stdout: '{"imported":3,"lines":7,"batches":2,"rejected":0}\n', stderr: '' })
+  assert.deepEqual(resumed, { code: 0, stdout: '{"imported":3,"lines":3,"batches":2,"rejected":0}\n', stderr: '' }, 'lines counts from the start line on')
   assert.deepEqual((await store.listPets({ limit: 100 })).map((pet) => pet.name), ['A', 'B', 'C', 'D', 'E', 'F', 'G'])
 })
 
@@ -102,7 +102,7 @@ test('pets import and export refuse bad arguments with exit 2, and a missing fil
   assert.deepEqual(await run('pets', 'import', 'x.jsonl', '--batch-size', '0'), { code: 2, stdout: '', stderr: 'petstore pets import: --batch-size needs a whole number from 1 to 10000; got "0"\n' + usage })
   const folder = tempDir(t)
   const missing = join(folder, 'missing', 'pets.jsonl')
-  assert.deepEqual(await run('pets', 'import', missing), { code: 1, stdout: '', stderr: `petstore pets import: cannot read ${missing}: ENOENT\n` })
+  assert.deepEqual(await run('pets', 'import', missing), { code: 1, stdout: '', stderr: `petstore pets import: cannot read ${missing}: no such file\n` })
   assert.deepEqual(await run('pets', 'import', folder), { code: 1, stdout: '', stderr: `petstore pets import: ${folder} is a directory, not a JSON Lines file\n` })
   assert.deepEqual(await run('pets', 'import', folder, '--json'), {
     code: 1, stdout: `{"error":{"code":"cannot_read","message":"${folder} is a directory, not a JSON Lines file"}}\n`, stderr: `petstore pets import: ${folder} is a directory, not a JSON Lines file\n`
@@ -187,8 +187,8 @@ test('pets import --rejects refuses the imported file itself (exit 2) and a path
   const unwritable = join(tempDir(t), 'missing', 'rejects.jsonl')
   assert.deepEqual(await run('pets', 'import', input, '--rejects', unwritable, '--json'), {
     code: 1,
-    stdout: `{"error":{"code":"cannot_write","message":"cannot write ${unwritable}: ENOENT"}}\n`,
-    stderr: `petstore pets import: cannot write ${unwritable}: ENOENT\n`
+    stdout: `{"error":{"code":"cannot_write","message":"cannot write ${unwritable}: no such folder"}}\n`,
+    stderr: `petstore pets import: cannot write ${unwritable}: no such folder\n`
   })
   assert.equal(readFileSync(input, 'utf8'), '{"name":"A","categoryId":1}\n')
   assert.equal(await store.countPets(), 0)
