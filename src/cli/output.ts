@@ -102,6 +102,8 @@ export function commandPath (command: Command): string {
   return command.parent ? [commandPath(command.parent), command.name()].filter(Boolean).join(' ') : ''
 }
 
+const rootOf = (command: Command): Command => command.parent ? rootOf(command.parent) : command
+
 export const usageLine = (command: Command) => `Usage: ${command.createHelp().commandUsage(command)}`
 
 /** The help lists every command with its usage, and its summary under it. */
@@ -152,11 +154,13 @@ function reportRefusal ({ command, code, message }: Refusal, json: boolean): num
     case 'commander.help':
       if (json) printError('usage', `${JSON.stringify(commandPath(command))} needs a command`)
       return 2
+    // One line and where to look, not the whole help: the mistake stays on screen.
     case 'commander.unknownCommand': {
-      const text = `unknown command ${JSON.stringify([commandPath(command), command.args[0]].filter(Boolean).join(' '))}`
+      const suggestion = /\(Did you mean (\S+)\?\)/.exec(message)?.[1]
+      const text = `unknown command ${JSON.stringify([commandPath(command), command.args[0]].filter(Boolean).join(' '))}${suggestion ? ` (did you mean ${suggestion}?)` : ''}`
       note(`petstore: ${text}`)
       if (json) printError('usage', text)
-      command.outputHelp({ error: true })
+      note(`see: ${[rootOf(command).name(), commandPath(command), '--help'].filter(Boolean).join(' ')}`)
       return 2
     }
   }
