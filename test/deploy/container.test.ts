@@ -32,8 +32,9 @@ const KEY_FILE = '/data/first-api-key'
 const UID = 10001
 const run = promisify(execFile)
 const CONTAINERFILE = readFileSync(join(ROOT, 'Containerfile'), 'utf8')
-// ENTRYPOINT's node flags, which the compile cache is made for (Node keeps one per set of flags).
-const ENTRYPOINT = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(CONTAINERFILE)?.[1] ?? '[]') as string[]
+// The service image's ENTRYPOINT (the last stage's; the backup stage has its own), whose node
+// flags the compile cache is made for: Node keeps one per set of flags.
+const ENTRYPOINT = JSON.parse([...CONTAINERFILE.matchAll(/^ENTRYPOINT (\[.*\])$/gm)].at(-1)?.[1] ?? '[]') as string[]
 
 async function podman (...args: string[]): Promise<string> {
   const { stdout } = await run('podman', args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
