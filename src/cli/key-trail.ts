@@ -2,7 +2,7 @@ import { hostname, userInfo } from 'node:os'
 import { Command } from 'commander'
 import pino from 'pino'
 import type { KeyAudit, KeyEvent } from '../store/types.ts'
-import { print, printRow, refuseUnsafeText, UsageError } from './output.ts'
+import { cell, print, printRow, refuseUnsafeText, UsageError } from './output.ts'
 import type { CommandStore } from './command-store.ts'
 
 /**
@@ -48,25 +48,32 @@ function osUser (env: Record<string, string | undefined>, user: () => { username
   }
 }
 
-let logger: pino.Logger | undefined
+/** Where a key change is told: the command's stderr, or a test's. */
+export interface ChangeOutput { readonly isTTY?: boolean, write(text: string): unknown }
 
 /**
- * Each change as one JSON line on stderr, in the service's log format, with the fields of its
- * row in the trail: stdout stays the command's output (a key alone, or JSON) for scripts, and a
- * runner that keeps stderr (a container, CI, systemd) keeps the line. After the commit only:
- * a change that failed logs nothing.
+ * Each change on stderr, after the commit only (a change that failed logs nothing); stdout
+ * stays the command's output (a key alone, or JSON) for scripts. Not on a terminal: one JSON
+ * line in the service's log format with the fields of its row in the trail, which a runner
+ * that keeps stderr (a container, CI, systemd) keeps. On a terminal: the same in words, since a
+ * person reads it there and `keys log` holds the row.
  */
-export function logKeyChanges (events: KeyEvent[]): void {
-  logger ??= pino({}, pino.destination({ dest: 2, sync: true }))
+export function logKeyChanges (events: KeyEvent[], output: ChangeOutput = process.stderr): void {
+  if (output.isTTY) {
+    for (const event of events) output.write(`key change: ${describe(event)}, by ${cell(event.actor)} on ${cell(event.host)}\n`)
+    return
+  }
+  const logger = pino({}, { write: (line: string) => { output.write(line) } })
   for (const event of events) logger.info({ event: 'key_change', ...event }, `key change by ${event.actor} on ${event.host}: ${describe(event)}`)
 }
 
+/** The change in words; the name cell()ed, so that on a terminal it cannot forge a line. */
 function describe ({ change, keyId, name, scope, relatedKeyId, at }: KeyEvent): string {
   switch (change) {
-    case 'create': return `issued key ${keyId} (${name}, ${scope})${relatedKeyId === null ? '' : ` to replace key ${relatedKeyId}`}`
-    case 'revoke': return `revoked key ${keyId} (${name})`
-    case 'rotate': return `rotated key ${keyId} (${name}); its successor is key ${relatedKeyId}`
-    case 'expires': return `key ${keyId} (${name}) stops working at ${at}`
+    case 'create': return `issued key ${keyId} (${cell(name)}, ${scope})${relatedKeyId === null ? '' : ` to replace key ${relatedKeyId}`}`
+    case 'revoke': return `revoked key ${keyId} (${cell(name)})`
+    case 'rotate': return `rotated key ${keyId} (${cell(name)}); its successor is key ${relatedKeyId}`
+    case 'expires': return `key ${keyId} (${cell(name)}) stops working at ${at}`
   }
 }
 
