@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler, onSendHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onErrorHookHandler, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
 import { isConditional } from '../http/conditional-requests.ts'
 import { fixedErrorJson } from '../http/error-body.ts'
 import { ApiError } from '../http/errors.ts'
@@ -87,11 +87,12 @@ export function admitKey (limits: AuthLimits): onRequestHookHandler {
 
 /**
  * A conditional request admitted without being counted (admitKey) that ends in an error is
- * counted as its reply is sent: only a 304 is free. Callback form, as admitKey.
+ * counted as the error is replied to: only a 304 is free. An onError hook, so that the replies
+ * that are no error pay nothing for it. Callback form, as admitKey.
  */
-export function countErrorsOfConditionalRequests (limits: AuthLimits): onSendHookHandler {
-  return function countErrorsOfConditionalRequests (request, reply, payload, done) {
-    limits.countDeferredReply(request, reply, () => { done(null, payload) })
+export function countErrorsOfConditionalRequests (limits: AuthLimits): onErrorHookHandler {
+  return function countErrorsOfConditionalRequests (request, reply, _error, done) {
+    limits.countDeferredError(request, reply, done)
   }
 }
 

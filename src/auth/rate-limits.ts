@@ -52,16 +52,16 @@ export interface AuthLimits {
    * Instead of countKey, for a conditional request (If-None-Match): reads the key's count
    * without adding to it, and calls `done` with the 429 when the key has no request left (a
    * refusal is never turned into a 304). The reply's fields say what is left. The request is
-   * then counted by countDeferred or countDeferredReply, unless its reply is a 304.
+   * then counted by countDeferred or countDeferredError, unless its reply is a 304.
    */
   peekKey(request: FastifyRequest, reply: FastifyReply, done: (error?: ApiError) => void): void
   /** A peeked request that will be a 200: counted now, and refused (429) over the limit. Undefined when nothing was deferred. */
   countDeferred(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined
   /**
-   * A peeked request whose reply is made and is no 304 (an error): counted now, its fields
-   * updated. Too late to refuse it; the next request is refused as usual.
+   * A peeked request that ends in an error: counted as its Error reply is made, the fields
+   * updated. Not refused, as it is already refused; the next request is refused as usual.
    */
-  countDeferredReply(request: FastifyRequest, reply: FastifyReply, done: () => void): void
+  countDeferredError(request: FastifyRequest, reply: FastifyReply, done: () => void): void
 }
 
 interface Limit {
@@ -177,8 +177,8 @@ export function rateLimits (settings: RateLimitSettings): AuthLimits {
         countKey(request, reply, (error) => error ? reject(error) : resolve())
       })
     },
-    countDeferredReply (request, reply, done) {
-      if (request.keyCountDeferred !== true || reply.statusCode === 304) return done()
+    countDeferredError (request, reply, done) {
+      if (request.keyCountDeferred !== true) return done()
       request.keyCountDeferred = false
       count(perKey, 'incr', String(request.apiKeyId), (counted) => {
         announce(reply, perKey, counted)

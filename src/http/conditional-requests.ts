@@ -29,7 +29,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8'
  * The 200 with its validator and caching policy, or, when If-None-Match names its tag, a 304
  * with the same header fields and no body (RFC 9110 section 15.4.5): a client that has the
  * reply pays for nothing. A 304 is not counted against the key; a 200 to a conditional request
- * is counted here, and may still be the 429 (an error is counted as it is sent, bearer.ts).
+ * is counted here, and may still be the 429 (an error is counted as it is replied to, bearer.ts).
  * Only a reply that would be a 200 gets here, so no error is ever turned into a 304.
  */
 export function replyTagged (request: FastifyRequest, reply: FastifyReply, body: TaggedJson, cacheControl: string, limits: DeferredCount): string | FastifyReply | Promise<string> {

@@ -160,27 +160,29 @@ function compileText (part: 'query' | 'path' | 'header', schema: JsonSchema) {
     const key = part === 'header' ? declared.toLowerCase() : declared
     return { key, field: `${part}.${key}`, property: resolved(property), required: required.has(declared) && part === 'query' }
   })
+  // Headers are only checked: what a header validator returns is the request's own headers.
+  const checksOnly = part === 'header'
   return (data: unknown) => {
     const input = (data ?? {}) as Record<string, unknown>
-    const value: Record<string, unknown> = {}
-    const details: ErrorDetail[] = []
+    const value: Record<string, unknown> = checksOnly ? input : {}
+    // Made for the first fault only: most requests have none.
+    let details: ErrorDetail[] | undefined
     for (const { key, field, property, required } of properties) {
       const given = input[key]
       if (given === undefined) {
-        if (property.default !== undefined) value[key] = property.default
-        else if (required) details.push({ field, message: 'is required' })
+        if (property.default !== undefined && !checksOnly) value[key] = property.default
+        else if (required) (details ??= []).push({ field, message: 'is required' })
         continue
       }
       if (typeof given !== 'string') {
-        details.push({ field, message: 'must be given once' })
+        (details ??= []).push({ field, message: 'must be given once' })
         continue
       }
       const parsed = parseTextValue(property, given)
-      if ('message' in parsed) details.push({ field, message: parsed.message })
-      else value[key] = parsed.value
+      if ('message' in parsed) (details ??= []).push({ field, message: parsed.message })
+      else if (!checksOnly) value[key] = parsed.value
     }
-    if (details.length > 0) return rejection(details)
-    return { value: part === 'header' ? input : value }
+    return details === undefined ? { value } : rejection(details)
   }
 }
 

@@ -8,7 +8,7 @@ import { HOOKS_EVERY_REQUEST } from './hooks-every-request.ts'
 export const keyedRoutes = fp(async function keyedRoutes (app: FastifyInstance) {
   app.addHook('onRequest', bearerAuth(app))
   app.addHook('onRequest', admitKey(app.limits))
-  app.addHook('onSend', countErrorsOfConditionalRequests(app.limits))
+  app.addHook('onError', countErrorsOfConditionalRequests(app.limits))
   await app.register(petRoutes)
 }, {
   name: 'keyed-routes',
