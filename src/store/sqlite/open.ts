@@ -41,14 +41,18 @@ export function openDatabase (path: string): DatabaseSync {
 /**
  * What to do about a folder this process may not write in, most often a container's bind mount
  * owned by root while the image runs as its own uid: the folder and the uid, not just EACCES.
+ * A read-only file system (EROFS), or one that refuses even root (sysfs, procfs), is not
+ * a matter of owners: chown would not help there, so it is not suggested.
  */
-function deniedReason (path: string, error: unknown): string | undefined {
+export function deniedReason (path: string, error: unknown, uid = process.getuid?.()): string | undefined {
   const code = error instanceof Error && 'code' in error ? error.code : undefined
-  if (code !== 'EACCES' && code !== 'EPERM') return undefined
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return undefined
   let folder = dirname(path)
   while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder)
-  const owner = `${process.getuid?.()}:${process.getgid?.()}`
-  return `${folder} or a file in it is not writable by uid ${process.getuid?.()} (${code}); give the folder to that user (for a bind mount, the host's folder): chown -R ${owner} ${folder}`
+  if (code === 'EROFS') return `${folder} is on a read-only file system (EROFS); point DATABASE_URL at a writable folder (in a container, a volume) or mount it read-write`
+  if (uid === 0) return `${folder} refuses new files even to root (${code}): its file system is read-only or virtual (as /sys and /proc are); point DATABASE_URL at a folder on a writable disk`
+  const owner = `${uid}:${process.getgid?.()}`
+  return `${folder} or a file in it is not writable by uid ${uid} (${code}); give the folder to that user (for a bind mount, the host's folder): chown -R ${owner} ${folder}`
 }
 
 /** Creates an empty file with FILE_MODE for SQLite to open; anything already at the path is left to SQLite. */
