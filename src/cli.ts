@@ -14,9 +14,10 @@ import { commandStore, type CommandStore } from './cli/command-store.ts'
 const FOOTER = `
 Every command reads DATABASE_URL (default sqlite:./data/petstore.db). serve, migrate, keys create and
 pets import create and migrate the database when needed, restore writes one from a backup, backup
-takes it as it is; the other commands need a migrated one.
-Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong. Under --json a failure also
-prints {"error":{"code","message"}} on stdout.`
+and migrate --status take it as it is; the other commands need a migrated one.
+Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong; migrate --status: 3 migrations
+pending, 4 unknown or changed ones. Under --json a failure also prints {"error":{"code","message"}}
+on stdout.`
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 
