@@ -144,17 +144,16 @@ function readSqliteRows (url: string): AppliedRow[] | undefined {
   const path = databaseFile(url)
   if (path === undefined) return undefined
   if (!existsSync(path)) return undefined
-  let db: DatabaseSync
+  let db: DatabaseSync | undefined
   try {
     db = new DatabaseSync(path, { readOnly: true })
-  } catch (error) {
-    throw new Error(`DATABASE_URL ${url} cannot be read (${resolve(path)}): ${(error as Error).message}`, { cause: error })
-  }
-  try {
     if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get()) return undefined
     return db.prepare('SELECT * FROM schema_migrations').all() as unknown as AppliedRow[]
+  } catch (error) {
+    // SQLite's own words ("file is not a database") do not say which file.
+    throw new Error(`DATABASE_URL ${url} cannot be read (${resolve(path)}): ${(error as Error).message}`, { cause: error })
   } finally {
-    db.close()
+    if (db?.isOpen) db.close()
   }
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import { loadMigrations, migrationLabel } from '../../src/store/migrations.ts'
@@ -73,6 +73,14 @@ describe('petstore migrate --status on SQLite', () => {
       code: 4,
       stdout: JSON.stringify({ current: false, applied: NAMES, pending: [], unknown: [`${String(later).padStart(3, '0')}-from-a-later-release`], changed: [NAMES[1]] }) + '\n',
       stderr: MISMATCH
+    })
+  })
+
+  test('on a file that is not SQLite exits 1 with one line naming DATABASE_URL and the file', async (t) => {
+    const path = join(tempDir(t), 'notes.db')
+    writeFileSync(path, 'not a database, just text long enough to be read as a header by SQLite\n'.repeat(20))
+    assert.deepEqual(await runCli(['migrate', '--status'], { DATABASE_URL: `sqlite:${path}` }), {
+      code: 1, stdout: '', stderr: `petstore migrate: DATABASE_URL sqlite:${path} cannot be read (${resolve(path)}): file is not a database\n`
     })
   })
 })
