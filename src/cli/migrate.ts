@@ -56,13 +56,14 @@ function printJson (report: MigrationReport): void {
 /** One row per migration, in version order: state, NNN-name, and what to know about it. */
 function printTable (report: MigrationReport, dialect: Dialect): void {
   const changed = new Set(report.changed.map(({ version }) => version))
-  const rows: Array<[number, string, string, string]> = [
-    ...report.applied.map(({ version, name }): [number, string, string, string] => changed.has(version)
-      ? [version, 'changed', migrationLabel({ version, name }), 'applied from other contents than the file has now']
-      : [version, 'applied', migrationLabel({ version, name }), '']),
-    ...report.pending.map(({ version, name }): [number, string, string, string] => [version, 'pending', migrationLabel({ version, name }), '']),
-    ...report.unknown.map(({ version, name }): [number, string, string, string] => [version, 'unknown', migrationLabel({ version, name }), `applied, but migrations/${dialect}/ has no file of this version`])
+  const row = (state: string, migration: { version: number, name: string }, note = '') => ({ version: migration.version, cells: [state, migrationLabel(migration), note] })
+  const rows = [
+    ...report.applied.map((migration) => changed.has(migration.version)
+      ? row('changed', migration, 'applied from other contents than the file has now')
+      : row('applied', migration)),
+    ...report.pending.map((migration) => row('pending', migration)),
+    ...report.unknown.map((migration) => row('unknown', migration, `applied, but migrations/${dialect}/ has no file of this version`))
   ]
   printRow(['state', 'migration', 'note'])
-  for (const [, state, label, detail] of rows.sort((a, b) => a[0] - b[0])) printRow([state, label, detail])
+  for (const { cells } of rows.sort((a, b) => a.version - b.version)) printRow(cells)
 }
