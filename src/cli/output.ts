@@ -57,6 +57,20 @@ export function isClosedOutput (error: unknown): boolean {
   return code === 'EPIPE' || (code === 'ERR_STREAM_DESTROYED' && process.stdout.destroyed)
 }
 
+/**
+ * A file system error in words an operator acts on; `missing`: what ENOENT means here (reading,
+ * the file; writing, its folder). Other codes are named as they are, so they can be looked up.
+ */
+export function fileProblem (error: NodeJS.ErrnoException, missing: 'file' | 'folder'): string {
+  switch (error.code) {
+    case 'ENOENT': return `no such ${missing}`
+    case 'EACCES':
+    case 'EPERM': return `permission denied (${error.code})`
+    case 'ENOTDIR': return 'a part of the path is a file, not a folder'
+    default: return error.code ?? error.message
+  }
+}
+
 /** The command line was wrong: exit 2, the message and the command's usage on stderr; code `usage`. */
 export class UsageError extends Error {}
 

@@ -4,7 +4,7 @@ import { resolve } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { Command } from 'commander'
 import { BODY_LIMIT_TEXT, PET_STATUSES, type PetStatus } from '../contract/schemas.ts'
-import { count, Failure, UsageError } from './output.ts'
+import { count, Failure, fileProblem, UsageError } from './output.ts'
 import { exportPets, importPets, type RejectedLine } from './pets-jsonl.ts'
 import { createProgress, type ProgressStream } from './progress.ts'
 import type { CommandStore } from './command-store.ts'
@@ -98,20 +98,6 @@ async function openRejects (path: string): Promise<{ write: (rejected: RejectedL
   return {
     write: async (rejected) => { await handle.write(JSON.stringify(rejected) + '\n') },
     close: () => handle.close()
-  }
-}
-
-/**
- * A file system error in words an operator acts on; `missing`: what ENOENT means here (reading,
- * the file; writing, its folder). Other codes are named as they are, so they can be looked up.
- */
-function fileProblem (error: NodeJS.ErrnoException, missing: 'file' | 'folder'): string {
-  switch (error.code) {
-    case 'ENOENT': return `no such ${missing}`
-    case 'EACCES':
-    case 'EPERM': return `permission denied (${error.code})`
-    case 'ENOTDIR': return 'a part of the path is a file, not a folder'
-    default: return error.code ?? error.message
   }
 }
 

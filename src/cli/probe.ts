@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
-import { Failure, note, print, UsageError } from './output.ts'
+import { Failure, fileProblem, note, print, UsageError } from './output.ts'
 import { runChecks, runReadOnlyChecks, type ProbeCheck } from './probe-checks.ts'
 
 /** probe: the post-deploy check of an environment, through the address its clients use. */
@@ -68,7 +68,7 @@ function keyFromFile (path: string): string {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new Failure(`cannot read the key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'cannot_read')
+    throw new Failure(`cannot read the key file ${path}: ${fileProblem(error as NodeJS.ErrnoException, 'file')}`, 'cannot_read')
   }
   const key = text.split(/\r?\n/, 1)[0]!.trim()
   if (key === '') throw new Failure(`the key file ${path} holds no key on its first line`, 'cannot_read')

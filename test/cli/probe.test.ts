@@ -184,8 +184,8 @@ describe('petstore probe BASE_URL, the key in PETSTORE_KEY or --key-file', () =>
     writeFileSync(empty, '\n')
     assert.deepEqual(await runCli(['probe', baseUrl, '--key-file', missing, '--json'], { PETSTORE_KEY: key }), {
       code: 1,
-      stdout: `{"error":{"code":"cannot_read","message":"cannot read the key file ${missing}: ENOENT"}}\n`,
-      stderr: `petstore probe: cannot read the key file ${missing}: ENOENT\n`
+      stdout: `{"error":{"code":"cannot_read","message":"cannot read the key file ${missing}: no such file"}}\n`,
+      stderr: `petstore probe: cannot read the key file ${missing}: no such file\n`
     })
     assert.deepEqual(await runCli(['probe', baseUrl, '--key-file', empty], {}), { code: 1, stdout: '', stderr: `petstore probe: the key file ${empty} holds no key on its first line\n` })
   })
