@@ -160,11 +160,13 @@ function compileText (part: 'query' | 'path' | 'header', schema: JsonSchema) {
     const key = part === 'header' ? declared.toLowerCase() : declared
     return { key, field: `${part}.${key}`, property: resolved(property), required: required.has(declared) && part === 'query' }
   })
-  // Headers are only checked: what a header validator returns is the request's own headers.
+  // Headers are only checked. A validator that hands back a value makes Fastify store it as
+  // extra headers, and every later read of request.headers then copies them all: a header
+  // validator answers true, and the request keeps its headers as they came.
   const checksOnly = part === 'header'
   return (data: unknown) => {
     const input = (data ?? {}) as Record<string, unknown>
-    const value: Record<string, unknown> = checksOnly ? input : {}
+    const value: Record<string, unknown> = {}
     // Made for the first fault only: most requests have none.
     let details: ErrorDetail[] | undefined
     for (const { key, field, property, required } of properties) {
@@ -182,7 +184,8 @@ function compileText (part: 'query' | 'path' | 'header', schema: JsonSchema) {
       if ('message' in parsed) (details ??= []).push({ field, message: parsed.message })
       else if (!checksOnly) value[key] = parsed.value
     }
-    return details === undefined ? { value } : rejection(details)
+    if (details !== undefined) return rejection(details)
+    return checksOnly ? true : { value }
   }
 }
 
