@@ -22,6 +22,8 @@ const ENTITY_TAG = /(?:W\/)?"[^"]*"/g
  */
 export function noneMatchNames (ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false
+  // What a client sends back most: the one tag it was given, as it was given.
+  if (ifNoneMatch === etag) return true
   if (ifNoneMatch.trim() === '*') return true
   for (const [tag] of ifNoneMatch.matchAll(ENTITY_TAG)) {
     if ((tag.startsWith('W/') ? tag.slice(2) : tag) === etag) return true
