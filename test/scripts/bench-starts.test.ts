@@ -8,7 +8,7 @@ import { test } from 'node:test'
  * service that stops the benchmark from starting it is seen here: the service's start script,
  * its readiness, the responses the scenarios expect.
  */
-const SCENARIOS = ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'create', '401', 'mix']
+const SCENARIOS = ['list 20', 'list 20 status', 'list deep cursor', 'get by id', 'revalidate list 20', 'revalidate get by id', 'create', '401', 'mix']
 
 test('npm run bench -- --quick starts the service and the baseline, runs every scenario without a failed request, and prints the table', () => {
   const run = spawnSync('npm', ['run', '--silent', 'bench', '--', '--quick', '--connections', '8'], { encoding: 'utf8', timeout: 180_000 })
