@@ -33,8 +33,10 @@ export const JSON_TYPE = 'application/json; charset=utf-8'
  * Only a reply that would be a 200 gets here, so no error is ever turned into a 304.
  */
 export function replyTagged (request: FastifyRequest, reply: FastifyReply, body: TaggedJson, cacheControl: string, limits: DeferredCount): string | FastifyReply | Promise<string> {
-  if (!isConditional(request)) return sendJson(reply, body, cacheControl)
-  if (noneMatchNames(request.headers['if-none-match'], body.etag)) {
+  // Only the routes that give tags reply with one: the header alone says the request is conditional.
+  const ifNoneMatch = request.headers['if-none-match']
+  if (ifNoneMatch === undefined) return sendJson(reply, body, cacheControl)
+  if (noneMatchNames(ifNoneMatch, body.etag)) {
     reply.code(304).header('etag', body.etag).header('cache-control', cacheControl)
     // Fastify gives a HEAD the length of what it is sent (0 for nothing), which a 304 may carry
     // only when it is the 200's: a HEAD's 304 says what its 200 would (length and type), as a
