@@ -23,6 +23,7 @@ export const isConditional = (request: FastifyRequest) =>
 /** What the reply needs of the rate limits: the count a conditional request was spared until now (auth/rate-limits.ts). */
 interface DeferredCount { countDeferred (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined }
 
+/** Kept replies are sent as they are, with this type: never serialized again. */
 export const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
