@@ -1,18 +1,27 @@
 import { parseArgs } from 'node:util'
+import { baselineInstructionsPerRequest, hasCallgrind, instructionsPerRequest } from './instructions.ts'
 import { loadGeneratorName, median, readyScenario, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
 import { responseHeadersOf } from './response-headers.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './store.ts'
-import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, rssMb, serviceScript, START_ENV, START_FLAGS, startServer, type BenchServer } from './servers.ts'
+import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_ENV, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
 /**
- * npm run bench [-- --quick | --scale | --soak] [--headers] [--rounds N] [--duration S] [--connections C]
+ * npm run bench [-- --quick | --scale | --soak | --instructions] [--headers] [--rounds N] [--duration S] [--connections C]
  * The service (production settings, on a fresh store) against a bare Fastify route serving the
  * same pets from memory, same load, alternating A/B; medians of each round. --headers adds a
  * third server: the bare route sending the response headers the service sends.
+ * --instructions counts instead of timing, as bench:ab --instructions does: the instructions a
+ * request costs the service and the baseline, warm, under callgrind (list 20, get by id, 401,
+ * or the scenarios named after the options).
  * DATABASE_URL=postgres://… runs the service on PostgreSQL instead of a fresh SQLite file.
  */
-const { values: flags } = parseArgs({
+const { values: flags, positionals: names } = parseArgs({
+  allowPositionals: true,
   options: {
+    instructions: { type: 'boolean', default: false },
+    warmup: { type: 'string', default: '60000' },
+    requests: { type: 'string', default: '20000' },
+    windows: { type: 'string', default: '5' },
     quick: { type: 'boolean', default: false },
     scale: { type: 'boolean', default: false },
     soak: { type: 'boolean', default: false },
@@ -211,6 +220,47 @@ async function soak () {
 }
 
 console.log(`bench: node ${process.version}, load: ${loadGeneratorName()}, taskset ${canPin ? 'available' : 'unavailable'}, service started as npm start does: ${Object.entries(START_ENV).map(([name, value]) => `${name}=${value} `).join('')}node ${START_FLAGS.join(' ')} src/server.ts`)
-if (flags.scale) await scale()
+if (flags.instructions) await countBoth()
+else if (flags.scale) await scale()
 else if (flags.soak) await soak()
 else await compare()
+
+/**
+ * The service and the baseline counted at once, each warm, on the same scenarios: what the
+ * service's own work costs a request beyond the framework's, in instructions rather than time.
+ * Always SQLite (instructionsPerRequest copies the seeded file).
+ */
+async function countBoth () {
+  if (!hasCallgrind()) {
+    process.stderr.write('bench --instructions needs valgrind (Debian: apt-get install valgrind)\n')
+    process.exit(2)
+  }
+  const [requests, windows] = [Number(flags.requests), Number(flags.windows)]
+  if (!(Number.isInteger(windows) && windows >= 1 && requests >= windows)) {
+    process.stderr.write('bench: --windows must be a whole number from 1 to --requests\n')
+    process.exit(2)
+  }
+  const counting = { warmup: Number(flags.warmup), windows, perWindow: Math.round(requests / windows) }
+  const scenarios = (names.length === 0 ? ['list 20', 'get by id', '401'] : names).map((name) => {
+    const scenario = SCENARIOS.find((s) => s.name === name)
+    if (scenario === undefined) throw new Error(`no scenario "${name}"; there are: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+    return scenario
+  })
+  const pets = Number(flags.pets)
+  const prepared = await prepareAnyStore(pets)
+  try {
+    const storePath = prepared.databaseUrl.slice('sqlite:'.length)
+    console.log(`service against the baseline; ${pets} pets; instructions a request under callgrind, the median of ${counting.windows} windows of ${counting.perWindow} requests after ${counting.warmup} uncounted`)
+    console.log('| scenario | service | baseline | service ÷ baseline | service event loop | baseline event loop | service ÷ baseline, event loop |')
+    console.log('|---|--:|--:|--:|--:|--:|--:|')
+    for (const scenario of scenarios) {
+      const [service, baseline] = await Promise.all([
+        instructionsPerRequest(REPO_ROOT, storePath, scenario, pets, prepared.key, counting),
+        baselineInstructionsPerRequest(scenario, pets, prepared.key, counting)
+      ])
+      console.log(`| ${scenario.name} | ${fmt(service.all)} | ${fmt(baseline.all)} | ${(service.all / baseline.all).toFixed(2)} | ${fmt(service.eventLoop)} | ${fmt(baseline.eventLoop)} | ${(service.eventLoop / baseline.eventLoop).toFixed(2)} |`)
+    }
+  } finally {
+    await prepared.cleanup()
+  }
+}

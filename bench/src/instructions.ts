@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { median, readyScenario, runRequests, type Scenario } from './load.ts'
 import { serviceEnv } from './store.ts'
-import { SERVER_HOST, serviceScript, START_FLAGS, startServer } from './servers.ts'
+import { BASELINE_SCRIPT, SERVER_HOST, serviceScript, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
 /** Asked only when counting: a timed run has no use for valgrind. */
 export function hasCallgrind (): boolean {
@@ -35,13 +35,25 @@ export interface Counting { warmup: number, windows: number, perWindow: number }
  * on a clock meanwhile (timers, the log's flush) is counted too, alike on both sides of a
  * comparison, as they run at once.
  */
-export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, { warmup, windows, perWindow }: Counting): Promise<Instructions> {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
-  try {
+export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, counting: Counting): Promise<Instructions> {
+  return await counted((dir, valgrind) => {
     const store = join(dir, 'petstore.db')
     copyFileSync(storePath, store)
+    return startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
+  }, scenario, pets, key, counting)
+}
+
+/** The same count for the bare baseline (baseline.ts), serving `pets` pets from memory. */
+export async function baselineInstructionsPerRequest (scenario: Scenario, pets: number, key: string, counting: Counting): Promise<Instructions> {
+  return await counted((_dir, valgrind) => startServer('callgrind baseline', BASELINE_SCRIPT, { BENCH_PETS: String(pets) }, '/v1/pets?limit=1', [], valgrind), scenario, pets, key, counting)
+}
+
+/** Starts a server under `valgrind` (in a folder of its own, `dir`), then counts it as above. */
+async function counted (start: (dir: string, valgrind: string[]) => Promise<BenchServer>, scenario: Scenario, pets: number, key: string, { warmup, windows, perWindow }: Counting): Promise<Instructions> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
+  try {
     const valgrind = ['valgrind', '--quiet', '--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--vgdb-prefix=${join(dir, 'vgdb')}`, `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
-    const server = await startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
+    const server = await start(dir, valgrind)
     try {
       const requests = (await readyScenario(scenario, server.url, pets, key)).build(pets, key)
       await runRequests(server.url, requests, { connections: 8, amount: warmup })

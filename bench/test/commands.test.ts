@@ -61,6 +61,24 @@ test('npm run bench:ab -- --instructions counts a warm service under callgrind o
   assert.deepEqual(leftovers(), before)
 })
 
+test('npm run bench -- --instructions counts the service and the baseline, warm, under callgrind, and leaves nothing behind', () => {
+  const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith('petstore-callgrind-') || name.startsWith('vgdb-pipe-'))
+  const before = leftovers()
+  const run = npmRun(['bench', '--', '--instructions', '--warmup', '200', '--requests', '150', '--windows', '3', '401', 'get by id'])
+  assert.equal(run.status, 0, run.stderr)
+  assert.match(run.stdout, /^service against the baseline; 10000 pets; instructions a request under callgrind, the median of 3 windows of 50 requests after 200 uncounted$/m)
+  const rows = run.stdout.split('\n').filter((line) => /^\| (401|get by id) \| \d+ \| \d+ \| \d+\.\d\d \| \d+ \| \d+ \| \d+\.\d\d \|$/.test(line))
+  assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['401', 'get by id'], run.stdout)
+  for (const row of rows) {
+    // Counts of a request on each side, not of a whole process.
+    const cells = row.split('|').map(Number)
+    const [service, baseline, serviceLoop, baselineLoop] = [cells[2]!, cells[3]!, cells[5]!, cells[6]!]
+    assert.ok(serviceLoop > 10_000 && serviceLoop <= service && service < 10_000_000, row)
+    assert.ok(baselineLoop > 10_000 && baselineLoop <= baseline && baseline < 10_000_000, row)
+  }
+  assert.deepEqual(leftovers(), before)
+})
+
 test('npm run bench:ab -- --instructions refuses windows it cannot count, before starting anything', () => {
   for (const windows of ['0', '2.5', '200']) {
     const run = npmRun(['bench:ab', '--', 'HEAD', '--instructions', '--requests', '100', '--windows', windows, '401'])
