@@ -54,16 +54,16 @@ export function bearerAuth ({ keys, store, now, limits }: FastifyInstance): onRe
   return async function authenticate (request, reply) {
     refuseDuplicateCredentials(request)
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
-    const { hash, challenge } = credentialsOf(request)
-    if (hash === undefined) return await refuse(request, reply, challenge)
+    const { key, challenge } = credentialsOf(request)
+    if (key === undefined) return await refuse(request, reply, challenge)
     const at = now()
     // Most requests find their key in memory and wait for nothing.
-    const key = keys.cached(hash, at) ?? await keys.lookUp(hash, at)
-    if (!key || !isUsable(key, at)) return await refuse(request, reply, INVALID_KEY)
-    request.apiKeyId = key.id
-    request.keyLineageId = key.lineageId
-    request.keyScope = key.scope
-    touch(request, key.id, at)
+    const record = keys.cached(key, at) ?? await keys.lookUp(key, at)
+    if (!record || !isUsable(record, at)) return await refuse(request, reply, INVALID_KEY)
+    request.apiKeyId = record.id
+    request.keyLineageId = record.lineageId
+    request.keyScope = record.scope
+    touch(request, record.id, at)
   }
 }
 

@@ -1,6 +1,6 @@
 /** Reading the Authorization header: shared by the bearer check and the public routes' rate limit. */
 import type { FastifyRequest } from 'fastify'
-import { API_KEY_PATTERN, hashApiKey, KEY_LENGTH } from './api-key.ts'
+import { API_KEY_PATTERN, KEY_LENGTH } from './api-key.ts'
 import type { ApiKeyRecord } from '../store/types.ts'
 
 // The scheme's name in any case (RFC 9110 section 11.1), then a key in its one form: tested
@@ -16,13 +16,16 @@ export function isUsable (key: ApiKeyRecord, now: number): boolean {
   return key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now)
 }
 
-/** What a request's Authorization header holds: the hash of a key in its one form, or the challenge a 401 would carry. */
-export type Credentials = { hash: string, challenge?: undefined } | { hash?: undefined, challenge: string }
+/**
+ * What a request's Authorization header holds: a key in its one form (looked up by the key
+ * cache, which hashes it only when the key is not in memory), or the challenge a 401 would carry.
+ */
+export type Credentials = { key: string, challenge?: undefined } | { key?: undefined, challenge: string }
 
 export function credentialsOf (request: FastifyRequest): Credentials {
   // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
   const header = request.headers.authorization?.trim()
   if (!header) return { challenge: MISSING_KEY }
   if (!BEARER_WITH_KEY.test(header)) return { challenge: BEARER_SCHEME.test(header) ? INVALID_KEY : MISSING_KEY }
-  return { hash: hashApiKey(header.slice(-KEY_LENGTH)) }
+  return { key: header.slice(-KEY_LENGTH) }
 }

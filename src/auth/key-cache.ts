@@ -1,15 +1,16 @@
 import { LRUCache } from 'lru-cache'
 import type { ApiKeyRecord, Store } from '../store/types.ts'
+import { hashApiKey } from './api-key.ts'
 
 /** What a lookup found (undefined: no such key), and the time of the request that sent it. */
-interface Found { key: ApiKeyRecord | undefined, sentAt: number }
+interface Found { record: ApiKeyRecord | undefined, sentAt: number }
 
 /** Keys looked up, kept in memory so that most requests need no store round trip. */
 export interface KeyCache {
-  /** The key when memory holds it and it may still be trusted at `at`; never waits. */
-  cached(hash: string, at: number): ApiKeyRecord | undefined
-  /** The key as the store has it (undefined: no such key); requests that wait for one key share a lookup. */
-  lookUp(hash: string, at: number): Promise<ApiKeyRecord | undefined>
+  /** The record of the key a request sent, when memory holds it and it may still be trusted at `at`; never waits. */
+  cached(key: string, at: number): ApiKeyRecord | undefined
+  /** The record as the store has it, found by the key's hash (undefined: no such key); requests that wait for one key share a lookup. */
+  lookUp(key: string, at: number): Promise<ApiKeyRecord | undefined>
 }
 
 // Enough for every key a deployment has; past it the least recently used is dropped.
@@ -28,13 +29,17 @@ export const KEY_CACHE_ENTRIES = 10_000
  * 2 cores with PostgreSQL stalled for hundreds of milliseconds once a second, waiting for a
  * backend that got no CPU.) Requests that wait share one lookup per key: lru-cache's fetch.
  * Keys the store does not know are not kept: guesses would push real keys out.
+ *
+ * Entries are found by the key as the request sent it, so a key in use is hashed (SHA-256) once
+ * per lookup in the store, not once per request; the keys in use are then held in memory as
+ * they came, as every request's headers are while it is served (docs/decisions.md).
  */
 export function keyCache (store: Store, ttlMs: number): KeyCache {
   const versioned = store.keyVersion !== undefined
   const cache = new LRUCache<string, Found, number>({
     max: KEY_CACHE_ENTRIES,
     // The context is the time of the request that sends the lookup.
-    fetchMethod: async (hash, _stale, { context }) => ({ key: await store.findApiKeyByHash(hash), sentAt: context }),
+    fetchMethod: async (key, _stale, { context }) => ({ record: await store.findApiKeyByHash(hashApiKey(key)), sentAt: context }),
     // A failed refresh leaves the entry as it was, trusted up to its own bound.
     noDeleteOnFetchRejection: true,
     // A lookup whose entry goes meanwhile (emptied for a new key version, or pushed out) still
@@ -59,28 +64,28 @@ export function keyCache (store: Store, ttlMs: number): KeyCache {
   const withinBound = (at: number, sentAt: number) => at >= sentAt && at - sentAt < ttlMs
 
   return {
-    cached (hash, at) {
+    cached (key, at) {
       if (versioned) followVersion(at)
-      const found = cache.get(hash)
-      if (found === undefined || versioned) return found?.key
+      const found = cache.get(key)
+      if (found === undefined || versioned) return found?.record
       if (!withinBound(at, found.sentAt)) return undefined
       if (at - found.sentAt >= ttlMs / 2) {
         // Nothing waits for it: with allowStale it returns this entry, and when it fails
         // the entry stays as it was (noDeleteOnFetchRejection).
-        cache.fetch(hash, { forceRefresh: true, allowStale: true, context: at }).catch(() => {})
+        cache.fetch(key, { forceRefresh: true, allowStale: true, context: at }).catch(() => {})
       }
-      return found.key
+      return found.record
     },
 
-    async lookUp (hash, at) {
+    async lookUp (key, at) {
       if (versioned) followVersion(at)
-      else if (ttlMs === 0) return await store.findApiKeyByHash(hash)
-      let found = await cache.forceFetch(hash, { forceRefresh: true, context: at })
+      else if (ttlMs === 0) return await store.findApiKeyByHash(hashApiKey(key))
+      let found = await cache.forceFetch(key, { forceRefresh: true, context: at })
       // The lookup this request shared was sent too long before it (or, the clock having gone
       // back, after it): it asks again, and whatever is sent from now on is fresh enough for it.
-      if (!versioned && !withinBound(at, found.sentAt)) found = await cache.forceFetch(hash, { forceRefresh: true, context: at })
-      if (found.key === undefined) cache.delete(hash)
-      return found.key
+      if (!versioned && !withinBound(at, found.sentAt)) found = await cache.forceFetch(key, { forceRefresh: true, context: at })
+      if (found.record === undefined) cache.delete(key)
+      return found.record
     }
   }
 }

@@ -12,11 +12,11 @@ import { credentialsOf, isUsable } from './credentials.ts'
 export function publicRoutesLimit ({ keys, now, limits }: FastifyInstance): onRequestAsyncHookHandler {
   return async function countPublicRequest (request, reply) {
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
-    const { hash } = credentialsOf(request)
+    const { key } = credentialsOf(request)
     const at = now()
-    const key = hash === undefined ? undefined : keys.cached(hash, at) ?? await keys.lookUp(hash, at)
-    if (!key || !isUsable(key, at)) return await limits.countAnonymous(request, reply)
+    const record = key === undefined ? undefined : keys.cached(key, at) ?? await keys.lookUp(key, at)
+    if (!record || !isUsable(record, at)) return await limits.countAnonymous(request, reply)
     // admitKey, the next hook, counts it against the key.
-    request.apiKeyId = key.id
+    request.apiKeyId = record.id
   }
 }

@@ -33,7 +33,7 @@ export interface ReplyCache {
    * The replies one route keeps, counted under `cache`; undefined unless the route's config
    * marks it cacheable and the cache is on.
    */
-  keep<K extends string | bigint, V extends {}> (config: FastifyContextConfig, cache: keyof ReplyCacheCounters, jsonOf: (value: V) => string): KeptReplies<K, V> | undefined
+  keep<K extends string | number, V extends {}> (config: FastifyContextConfig, cache: keyof ReplyCacheCounters, jsonOf: (value: V) => string): KeptReplies<K, V> | undefined
 }
 
 /**
@@ -44,11 +44,11 @@ export interface ReplyCache {
  * nothing to compute, where Buffer.byteLength would scan the whole reply and count an ASCII
  * page with one emoji at half its size.
  */
-export function replyBytes (json: string, key: string | bigint): number {
+export function replyBytes (json: string, key: string | number): number {
   return (json.length + (typeof key === 'string' ? key.length : 0)) * 2 + ENTRY_OVERHEAD_BYTES
 }
 
-// The string's and the entry's headers, a page's object and cursor, a bigint key, the cache's
+// The string's and the entry's headers, a page's object and cursor, a number key, the cache's
 // slots: generous, so that many small replies are not counted as free.
 const ENTRY_OVERHEAD_BYTES = 256
 
@@ -73,7 +73,7 @@ export const replyCache = fp(async function replyCache (app: FastifyInstance) {
   const maxSize = Math.floor(limits.maxBytes / 2)
   const on = store.idsFollowCommitOrder && limits.entries > 0 && maxSize > 0
   app.decorate('replyCache', {
-    keep<K extends string | bigint, V extends {}> (config: FastifyContextConfig, cache: keyof ReplyCacheCounters, jsonOf: (value: V) => string) {
+    keep<K extends string | number, V extends {}> (config: FastifyContextConfig, cache: keyof ReplyCacheCounters, jsonOf: (value: V) => string) {
       if (!on || config.cacheable !== true) return undefined
       const kept = new LRUCache<K, V>({ max: limits.entries, maxSize, sizeCalculation: (value, key) => replyBytes(jsonOf(value), key) })
       const { hit, miss } = counters[cache]
