@@ -11,9 +11,8 @@ import { jsonBodies } from './http/json-body.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { lingeringClose } from './http/lingering-close.ts'
 import { loadShedding } from './http/load-shedding.ts'
-import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
+import { keysRedacted, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { methodNotAllowed } from './http/method-not-allowed.ts'
-import { routeTemplates } from './http/route-template.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { sharedSerializers } from './http/serializers.ts'
 import { namedSchemas, validatorFactory } from './http/validation.ts'
@@ -66,7 +65,6 @@ export async function buildApp ({ config, store, redis, now = Date.now, logStrea
   const app = Fastify({
     logger: { ...loggerOptions(config), stream: keysRedacted(logDestination) },
     genReqId: requestIdOf,
-    childLoggerFactory: lazyRequestLogger,
     // One line per request, written by requestLogging, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -90,7 +88,6 @@ export async function buildApp ({ config, store, redis, now = Date.now, logStrea
   await app.register(namedSchemas)
   await app.register(errorReplies)
   await app.register(jsonBodies)
-  await app.register(routeTemplates)
   await app.register(lingeringClose)
   await app.register(requestLogging, { destination: logDestination, traceFields: tracing?.logFields })
   await app.register(methodNotAllowed)

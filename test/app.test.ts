@@ -8,7 +8,6 @@ import { lifecycle } from '../src/http/lifecycle.ts'
 import { lingeringClose } from '../src/http/lingering-close.ts'
 import { requestLogging } from '../src/http/logging.ts'
 import { methodNotAllowed } from '../src/http/method-not-allowed.ts'
-import { routeTemplates } from '../src/http/route-template.ts'
 import { securityHeaders } from '../src/http/security-headers.ts'
 import { httpMetrics } from '../src/ops/metrics.ts'
 import { replyCache } from '../src/pets/reply-cache.ts'
@@ -59,7 +58,6 @@ test('a scope registered above one plugin of every request (load shedding moved 
   await app.register(services, { config: testConfig(), store, now: Date.now })
   await app.register(limitConnections)
   await app.register(errorReplies)
-  await app.register(routeTemplates)
   await app.register(lingeringClose)
   await app.register(requestLogging, { destination: { write: () => true } })
   await app.register(methodNotAllowed)

@@ -2,7 +2,6 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from './errors.ts'
-import { routeTemplateOf } from './route-template.ts'
 
 // Two samples of the load-shedding monitor (one a second).
 const STARTUP_GRACE_MS = 2000
@@ -21,8 +20,8 @@ export const loadShedding = fp(async function loadShedding (app: FastifyInstance
     maxEventLoopDelay: maxEventLoopDelayMs,
     pressureHandler: async (request) => {
       // Liveness stays available under load: restarting a busy instance only makes things worse.
-      if (routeTemplateOf(request) === '/healthz' || now() < shedFrom) return
+      if (request.routeOptions.url === '/healthz' || now() < shedFrom) return
       throw new ApiError('unavailable', 'The server is overloaded; retry after the time in Retry-After.', { headers: { 'retry-after': '5' } })
     }
   })
-}, { name: 'load-shedding', decorators: { fastify: ['config', 'now'] }, dependencies: ['cors', 'route-templates'] })
+}, { name: 'load-shedding', decorators: { fastify: ['config', 'now'] }, dependencies: ['cors'] })

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { hostname } from 'node:os'
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino'
+import pino, { type Logger, type LoggerOptions } from 'pino'
 import type { Config } from '../config.ts'
-import { routeTemplateOf } from './route-template.ts'
 
 /**
  * A caller's X-Request-Id that is kept: A-Z a-z 0-9 . _ : - alone, with no run of 43 or more key
@@ -183,45 +182,6 @@ export class BatchedLines implements LogDestination {
   }
 }
 
-/**
- * Fastify gives every request a logger of its own, bound to the request id. Making it costs
- * about as much as a cached reply's own work, and most requests never use it: their one line
- * is written by requestLogging, with the id as a field. So it is made when first used.
- */
-export function lazyRequestLogger (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  return new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger
-}
-
-type LogArgs = Parameters<FastifyBaseLogger['info']>
-
-class LazyChildLogger {
-  readonly #parent: FastifyBaseLogger
-  readonly #bindings: Bindings
-  readonly #options: ChildLoggerOptions
-  #logger: FastifyBaseLogger | undefined
-
-  constructor (parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
-    this.#parent = parent
-    this.#bindings = bindings
-    this.#options = options
-  }
-
-  get #real (): FastifyBaseLogger {
-    return (this.#logger ??= this.#parent.child(this.#bindings, this.#options))
-  }
-
-  get level (): string { return this.#logger?.level ?? this.#parent.level }
-  set level (level: string) { this.#real.level = level }
-  fatal (...args: LogArgs) { this.#real.fatal(...args) }
-  error (...args: LogArgs) { this.#real.error(...args) }
-  warn (...args: LogArgs) { this.#real.warn(...args) }
-  info (...args: LogArgs) { this.#real.info(...args) }
-  debug (...args: LogArgs) { this.#real.debug(...args) }
-  trace (...args: LogArgs) { this.#real.trace(...args) }
-  silent (...args: LogArgs) { this.#real.silent(...args) }
-  child (bindings: Bindings, options?: ChildLoggerOptions) { return this.#real.child(bindings, options) }
-}
-
 // pino's own fields on every line (its default base): the request line carries them too.
 const LINE_HEAD = '{"level":30,"time":'
 const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
@@ -246,7 +206,7 @@ export const requestLogging = fp(async function requestLogging (app: FastifyInst
     if (log.isLevelEnabled('info')) destination.write(requestLine(request, reply.statusCode, reply.elapsedTime, traceFields))
     done()
   })
-}, { name: 'request-logging', dependencies: ['route-templates'] })
+}, { name: 'request-logging' })
 
 export interface RequestLoggingOptions {
   /** pino's own destination: both write to it, so the lines keep their order. */
@@ -258,7 +218,7 @@ export interface RequestLoggingOptions {
 export type TraceFields = (request: FastifyRequest) => string
 
 export function requestLine (request: FastifyRequest, status: number, elapsedMs: number, traceFields?: TraceFields): string {
-  const route = routeTemplateOf(request)
+  const route = request.routeOptions.url
   const keyId = request.apiKeyId
   // The path goes without its query, so a secret put in a query string stays out of logs, and
   // without anything that looks like a key.

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import packageJson from '../../package.json' with { type: 'json' }
-import { routeTemplateOf } from '../http/route-template.ts'
 import type { Store } from '../store/types.ts'
 import type { LookupCounters, ReplyCacheCounters } from '../pets/reply-cache.ts'
 import type { ConnectionCounters } from '../http/client-connections.ts'
@@ -138,7 +137,7 @@ export const httpMetrics = fp(async function httpMetrics (app: FastifyInstance) 
   const { metrics } = app
   // Callback form, as the other hooks every reply runs (http/logging.ts): no promise per reply.
   app.addHook('onResponse', (request, reply, done) => {
-    const route = routeTemplateOf(request) ?? 'unmatched'
+    const route = request.routeOptions.url ?? 'unmatched'
     const status = reply.statusCode
     const method = COUNTED_METHODS.has(request.method) ? request.method : 'other'
     metrics.http.record(route, method, status, reply.elapsedTime / 1000)
@@ -146,4 +145,4 @@ export const httpMetrics = fp(async function httpMetrics (app: FastifyInstance) 
     if (status === 429) metrics.rateLimited.inc()
     done()
   })
-}, { name: 'http-metrics', decorators: { fastify: ['metrics'] }, dependencies: ['route-templates'] })
+}, { name: 'http-metrics', decorators: { fastify: ['metrics'] } })

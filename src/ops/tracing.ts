@@ -4,7 +4,6 @@ import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
 import { pathOf } from '../http/logging.ts'
-import { routeTemplateOf } from '../http/route-template.ts'
 import type { Store } from '../store/types.ts'
 import type { StoreSpan } from '../store/timed-store.ts'
 import { startTracingSdk } from './tracing-sdk.ts'
@@ -48,7 +47,7 @@ export function startTracing (env: Record<string, string | undefined>): Tracing 
     // The log line with the same trace_id holds the error and its stack.
     recordExceptions: false,
     requestHook: (span, request) => {
-      const route = routeTemplateOf(request)
+      const route = request.routeOptions.url
       span.updateName(route === undefined ? request.method : `${request.method} ${route}`)
       // The path without its query, as in the log line: a secret put in a query string stays out.
       span.setAttribute('url.path', pathOf(request.url))

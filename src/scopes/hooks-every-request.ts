@@ -6,7 +6,6 @@
  */
 export const HOOKS_EVERY_REQUEST = [
   'connection-limits',
-  'route-templates',
   'lingering-close',
   'request-logging',
   'method-not-allowed',
