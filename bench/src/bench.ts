@@ -1,24 +1,29 @@
 import { parseArgs } from 'node:util'
-import { baselineInstructionsPerRequest, hasCallgrind, instructionsPerRequest } from './instructions.ts'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { baselineInstructionsPerRequest, hasCallgrind, instructionsPerRequest, type Instructions } from './instructions.ts'
 import { loadGeneratorName, median, readyScenario, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
-import { responseHeadersOf } from './response-headers.ts'
+import { responseHeadersOf, type ResponseHeaders } from './response-headers.ts'
 import { prepareStore as prepareAnyStore, serviceEnv, type Prepared } from './store.ts'
 import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, REPO_ROOT, rssMb, serviceScript, START_ENV, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
 /**
- * npm run bench [-- --quick | --scale | --soak | --instructions] [--headers] [--rounds N] [--duration S] [--connections C]
+ * npm run bench [-- --quick | --scale | --soak | --instructions [--parts]] [--headers] [--rounds N] [--duration S] [--connections C]
  * The service (production settings, on a fresh store) against a bare Fastify route serving the
  * same pets from memory, same load, alternating A/B; medians of each round. --headers adds a
  * third server: the bare route sending the response headers the service sends.
- * --instructions counts instead of timing, as bench:ab --instructions does: the instructions a
- * request costs the service and the baseline, warm, under callgrind (list 20, get by id, 401,
- * or the scenarios named after the options).
+ * --instructions [--parts] counts instead of timing, as bench:ab --instructions does: the
+ * instructions a request costs the service, the baseline, and the baseline sending the service's
+ * headers, warm, under callgrind (list 20, get by id, 401, or the scenarios named after the
+ * options); --parts adds where the event loop's instructions went on each side.
  * DATABASE_URL=postgres://… runs the service on PostgreSQL instead of a fresh SQLite file.
  */
 const { values: flags, positionals: names } = parseArgs({
   allowPositionals: true,
   options: {
     instructions: { type: 'boolean', default: false },
+    parts: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '60000' },
     requests: { type: 'string', default: '20000' },
     windows: { type: 'string', default: '5' },
@@ -226,9 +231,12 @@ else if (flags.soak) await soak()
 else await compare()
 
 /**
- * The service and the baseline counted at once, each warm, on the same scenarios: what the
- * service's own work costs a request beyond the framework's, in instructions rather than time.
- * Always SQLite (instructionsPerRequest copies the seeded file).
+ * The service, the baseline, and the baseline sending the service's headers (--headers' third
+ * server), counted at once, each warm, on the same scenarios: what the headers the interface and
+ * the service promise cost in Fastify and Node alone, and what the service's own work costs
+ * beyond them, in instructions rather than time. --parts also tells where the event loop's
+ * instructions went on each side (instruction-parts.ts). Always SQLite (instructionsPerRequest
+ * copies the seeded file).
  */
 async function countBoth () {
   if (!hasCallgrind()) {
@@ -240,7 +248,7 @@ async function countBoth () {
     process.stderr.write('bench: --windows must be a whole number from 1 to --requests\n')
     process.exit(2)
   }
-  const counting = { warmup: Number(flags.warmup), windows, perWindow: Math.round(requests / windows) }
+  const counting = { warmup: Number(flags.warmup), windows, perWindow: Math.round(requests / windows), parts: flags.parts }
   const scenarios = (names.length === 0 ? ['list 20', 'get by id', '401'] : names).map((name) => {
     const scenario = SCENARIOS.find((s) => s.name === name)
     if (scenario === undefined) throw new Error(`no scenario "${name}"; there are: ${SCENARIOS.map((s) => s.name).join(', ')}`)
@@ -250,17 +258,60 @@ async function countBoth () {
   const prepared = await prepareAnyStore(pets)
   try {
     const storePath = prepared.databaseUrl.slice('sqlite:'.length)
-    console.log(`service against the baseline; ${pets} pets; instructions a request under callgrind, the median of ${counting.windows} windows of ${counting.perWindow} requests after ${counting.warmup} uncounted`)
-    console.log('| scenario | service | baseline | service ÷ baseline | service event loop | baseline event loop | service ÷ baseline, event loop |')
-    console.log('|---|--:|--:|--:|--:|--:|--:|')
+    const headers = await headersOnACopy(storePath, prepared.key)
+    const counts: Array<{ name: string, service: Instructions, baseline: Instructions, headered: Instructions }> = []
     for (const scenario of scenarios) {
-      const [service, baseline] = await Promise.all([
+      const [service, baseline, headered] = await Promise.all([
         instructionsPerRequest(REPO_ROOT, storePath, scenario, pets, prepared.key, counting),
-        baselineInstructionsPerRequest(scenario, pets, prepared.key, counting)
+        baselineInstructionsPerRequest(scenario, pets, prepared.key, counting),
+        baselineInstructionsPerRequest(scenario, pets, prepared.key, counting, headers)
       ])
-      console.log(`| ${scenario.name} | ${fmt(service.all)} | ${fmt(baseline.all)} | ${(service.all / baseline.all).toFixed(2)} | ${fmt(service.eventLoop)} | ${fmt(baseline.eventLoop)} | ${(service.eventLoop / baseline.eventLoop).toFixed(2)} |`)
+      counts.push({ name: scenario.name, service, baseline, headered })
     }
+    console.log(`service against the baseline, bare and sending the service's headers; ${pets} pets; instructions a request under callgrind, the median of ${counting.windows} windows of ${counting.perWindow} requests after ${counting.warmup} uncounted`)
+    for (const [title, of] of [['every thread', (i: Instructions) => i.all], ['the event loop', (i: Instructions) => i.eventLoop]] as const) {
+      console.log(`\n${title}`)
+      console.log('| scenario | service | baseline | baseline + headers | service ÷ baseline | baseline + headers ÷ baseline | service ÷ baseline + headers |')
+      console.log('|---|--:|--:|--:|--:|--:|--:|')
+      for (const { name, service, baseline, headered } of counts) {
+        console.log(`| ${name} | ${fmt(of(service))} | ${fmt(of(baseline))} | ${fmt(of(headered))} | ${(of(service) / of(baseline)).toFixed(2)} | ${(of(headered) / of(baseline)).toFixed(2)} | ${(of(service) / of(headered)).toFixed(2)} |`)
+      }
+    }
+    if (flags.parts) for (const { name, service, baseline, headered } of counts) printParts(name, service.parts!, baseline.parts!, headered.parts!)
   } finally {
     await prepared.cleanup()
   }
+}
+
+/**
+ * The headers the service sends, asked of it on a copy of the store (asking makes one pet):
+ * the counted service then serves the store as seeded.
+ */
+async function headersOnACopy (storePath: string, key: string): Promise<ResponseHeaders> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-headers-'))
+  try {
+    copyFileSync(storePath, join(dir, 'petstore.db'))
+    const service = await startServer('service', serviceScript(), serviceEnv(`sqlite:${join(dir, 'petstore.db')}`), '/readyz', START_FLAGS)
+    try {
+      return await responseHeadersOf(service.url, key)
+    } finally {
+      await service.stop()
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Where one scenario's event loop instructions went on each side, a request, largest first on the service. */
+function printParts (scenario: string, service: Map<string, number>, baseline: Map<string, number>, headered: Map<string, number>) {
+  console.log(`\n${scenario}: the event loop's instructions a request by part, each function's own (instruction-parts.ts)`)
+  console.log('| part | service | baseline | baseline + headers |')
+  console.log('|---|--:|--:|--:|')
+  const all = [...new Set([...service.keys(), ...baseline.keys(), ...headered.keys()])]
+  const rows = all.map((part) => ({ part, counts: [service, baseline, headered].map((side) => side.get(part) ?? 0) }))
+    .filter(({ counts }) => counts.some((count) => count >= 100))
+    .sort((a, b) => b.counts[0]! - a.counts[0]! || b.counts[2]! - a.counts[2]!)
+  for (const { part, counts } of rows) console.log(`| ${part} | ${counts.map((count) => fmt(count)).join(' | ')} |`)
+  const total = (side: Map<string, number>) => fmt([...side.values()].reduce((sum, count) => sum + count, 0))
+  console.log(`| all (parts under 100 too) | ${total(service)} | ${total(baseline)} | ${total(headered)} |`)
 }

@@ -3,7 +3,9 @@ import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { instructionParts } from './instruction-parts.ts'
 import { median, readyScenario, runRequests, type Scenario } from './load.ts'
+import type { ResponseHeaders } from './response-headers.ts'
 import { serviceEnv } from './store.ts'
 import { BASELINE_SCRIPT, SERVER_HOST, serviceScript, START_FLAGS, startServer, type BenchServer } from './servers.ts'
 
@@ -12,8 +14,11 @@ export function hasCallgrind (): boolean {
   return spawnSync('valgrind', ['--version']).status === 0 && spawnSync('vgdb', ['--help']).status === 0
 }
 
-/** How many requests warm the service up, uncounted, and how many windows of how many requests are then counted. */
-export interface Counting { warmup: number, windows: number, perWindow: number }
+/**
+ * How many requests warm the service up, uncounted, and how many windows of how many requests
+ * are then counted; `parts`: also where the event loop's instructions went (instruction-parts.ts).
+ */
+export interface Counting { warmup: number, windows: number, perWindow: number, parts?: boolean }
 
 /**
  * The instructions one request costs the service, counted by valgrind's callgrind: every
@@ -36,24 +41,31 @@ export interface Counting { warmup: number, windows: number, perWindow: number }
  * comparison, as they run at once.
  */
 export async function instructionsPerRequest (root: string, storePath: string, scenario: Scenario, pets: number, key: string, counting: Counting): Promise<Instructions> {
-  return await counted((dir, valgrind) => {
+  return await counted((dir, valgrind, flags) => {
     const store = join(dir, 'petstore.db')
     copyFileSync(storePath, store)
-    return startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', START_FLAGS, valgrind)
+    return startServer('callgrind', serviceScript(root), { ...serviceEnv(`sqlite:${store}`), ...SLOW_CLIENT_TIMEOUTS }, '/readyz', [...START_FLAGS, ...flags], valgrind)
   }, scenario, pets, key, counting)
 }
 
-/** The same count for the bare baseline (baseline.ts), serving `pets` pets from memory. */
-export async function baselineInstructionsPerRequest (scenario: Scenario, pets: number, key: string, counting: Counting): Promise<Instructions> {
-  return await counted((_dir, valgrind) => startServer('callgrind baseline', BASELINE_SCRIPT, { BENCH_PETS: String(pets) }, '/v1/pets?limit=1', [], valgrind), scenario, pets, key, counting)
+/**
+ * The same count for the bare baseline (baseline.ts), serving `pets` pets from memory; with
+ * `responseHeaders` (response-headers.ts), the baseline sending the service's headers.
+ */
+export async function baselineInstructionsPerRequest (scenario: Scenario, pets: number, key: string, counting: Counting, responseHeaders?: ResponseHeaders): Promise<Instructions> {
+  const env = { BENCH_PETS: String(pets), ...(responseHeaders && { BENCH_RESPONSE_HEADERS: JSON.stringify(responseHeaders) }) }
+  return await counted((_dir, valgrind, flags) => startServer('callgrind baseline', BASELINE_SCRIPT, env, '/v1/pets?limit=1', flags, valgrind), scenario, pets, key, counting)
 }
 
-/** Starts a server under `valgrind` (in a folder of its own, `dir`), then counts it as above. */
-async function counted (start: (dir: string, valgrind: string[]) => Promise<BenchServer>, scenario: Scenario, pets: number, key: string, { warmup, windows, perWindow }: Counting): Promise<Instructions> {
+/** Starts a server under `valgrind` with more Node `flags` (in a folder of its own, `dir`), then counts it as above. */
+async function counted (start: (dir: string, valgrind: string[], flags: string[]) => Promise<BenchServer>, scenario: Scenario, pets: number, key: string, { warmup, windows, perWindow, parts }: Counting): Promise<Instructions> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
+  let perfMap: string | undefined
   try {
     const valgrind = ['valgrind', '--quiet', '--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--vgdb-prefix=${join(dir, 'vgdb')}`, `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`]
-    const server = await start(dir, valgrind)
+    // Node writes where it put each compiled function to /tmp/perf-PID.map (its name is fixed).
+    const server = await start(dir, valgrind, parts === true ? ['--perf-basic-prof'] : [])
+    if (parts === true) perfMap = `/tmp/perf-${server.pid}.map`
     try {
       const requests = (await readyScenario(scenario, server.url, pets, key)).build(pets, key)
       await runRequests(server.url, requests, { connections: 8, amount: warmup })
@@ -71,12 +83,16 @@ async function counted (start: (dir: string, valgrind: string[]) => Promise<Benc
       await server.stop()
     }
     const dumps = Array.from({ length: windows }, (_, index) => countsOf(dir, index + 1))
-    return {
-      all: median(dumps.map(({ all }) => all)) / perWindow,
-      eventLoop: median(dumps.map(({ eventLoop }) => eventLoop)) / perWindow
-    }
+    const eventLoop = median(dumps.map(({ eventLoop }) => eventLoop))
+    // The parts of the window whose event loop count is the median (the lower one of an even number).
+    const middle = dumps.map(({ eventLoop }) => eventLoop).sort((a, b) => a - b)[Math.floor((windows - 1) / 2)]
+    const partsOfMiddle = perfMap === undefined
+      ? undefined
+      : new Map([...instructionParts(join(dir, dumps.find((dump) => dump.eventLoop === middle)!.eventLoopFile), perfMap)].map(([part, count]) => [part, count / perWindow]))
+    return { all: median(dumps.map(({ all }) => all)) / perWindow, eventLoop: eventLoop / perWindow, parts: partsOfMiddle }
   } finally {
     rmSync(dir, { recursive: true, force: true })
+    if (perfMap !== undefined) rmSync(perfMap, { force: true })
   }
 }
 
@@ -89,24 +105,24 @@ async function callgrind (dir: string, pid: number, ...command: string[]): Promi
   await promisify(execFile)('vgdb', [`--vgdb-prefix=${join(dir, 'vgdb')}`, `--pid=${pid}`, ...command], { timeout: 120_000, env: { ...process.env, HOST: SERVER_HOST } })
 }
 
-/** Instructions of every thread, and of the event loop's thread alone. */
-export interface Instructions { all: number, eventLoop: number }
+/** Instructions of every thread, and of the event loop's thread alone; where the event loop's went, when asked. */
+export interface Instructions { all: number, eventLoop: number, parts?: Map<string, number> }
 
 /**
  * The counts of one dump (`part`, from 1) from callgrind's files with --separate-threads=yes:
  * one file a thread, `callgrind.out.PID.PART-NN`, thread 01 the main thread, each with its
  * `summary:` line. The files callgrind writes as the service exits come after the last dump.
  */
-export function countsOf (dir: string, part: number): Instructions {
+export function countsOf (dir: string, part: number): Instructions & { eventLoopFile: string } {
   const pattern = new RegExp(`^callgrind\\.out\\.\\d+\\.${part}-\\d+$`)
   const counts = readdirSync(dir).filter((name) => pattern.test(name)).map((name) => {
     const total = /^summary: (\d+)$/m.exec(readFileSync(join(dir, name), 'utf8'))?.[1]
     if (total === undefined) throw new Error(`callgrind wrote no instruction count in ${name}`)
-    return { thread: Number(name.slice(name.lastIndexOf('-') + 1)), total: Number(total) }
+    return { name, thread: Number(name.slice(name.lastIndexOf('-') + 1)), total: Number(total) }
   })
   const eventLoop = counts.find(({ thread }) => thread === 1)
   if (eventLoop === undefined) throw new Error(`callgrind wrote no count for the main thread of dump ${part} in ${dir}`)
-  return { all: counts.reduce((sum, { total }) => sum + total, 0), eventLoop: eventLoop.total }
+  return { all: counts.reduce((sum, { total }) => sum + total, 0), eventLoop: eventLoop.total, eventLoopFile: eventLoop.name }
 }
 
 /**

@@ -61,20 +61,39 @@ test('npm run bench:ab -- --instructions counts a warm service under callgrind o
   assert.deepEqual(leftovers(), before)
 })
 
-test('npm run bench -- --instructions counts the service and the baseline, warm, under callgrind, and leaves nothing behind', () => {
-  const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith('petstore-callgrind-') || name.startsWith('vgdb-pipe-'))
+test('npm run bench -- --instructions --parts counts the service, the baseline and the baseline with the service\'s headers, says where the instructions went, and leaves nothing behind', () => {
+  const leftovers = () => [...readdirSync(tmpdir()).filter((name) => name.startsWith('petstore-callgrind-') || name.startsWith('petstore-headers-') || name.startsWith('vgdb-pipe-')), ...readdirSync('/tmp').filter((name) => /^perf-\d+\.map$/.test(name))]
   const before = leftovers()
-  const run = npmRun(['bench', '--', '--instructions', '--warmup', '200', '--requests', '150', '--windows', '3', '401', 'get by id'])
+  const run = npmRun(['bench', '--', '--instructions', '--parts', '--warmup', '200', '--requests', '150', '--windows', '3', '401', 'get by id'])
   assert.equal(run.status, 0, run.stderr)
-  assert.match(run.stdout, /^service against the baseline; 10000 pets; instructions a request under callgrind, the median of 3 windows of 50 requests after 200 uncounted$/m)
-  const rows = run.stdout.split('\n').filter((line) => /^\| (401|get by id) \| \d+ \| \d+ \| \d+\.\d\d \| \d+ \| \d+ \| \d+\.\d\d \|$/.test(line))
-  assert.deepEqual(rows.map((row) => row.split('|')[1]!.trim()), ['401', 'get by id'], run.stdout)
-  for (const row of rows) {
-    // Counts of a request on each side, not of a whole process.
-    const cells = row.split('|').map(Number)
-    const [service, baseline, serviceLoop, baselineLoop] = [cells[2]!, cells[3]!, cells[5]!, cells[6]!]
-    assert.ok(serviceLoop > 10_000 && serviceLoop <= service && service < 10_000_000, row)
-    assert.ok(baselineLoop > 10_000 && baselineLoop <= baseline && baseline < 10_000_000, row)
+  assert.match(run.stdout, /^service against the baseline, bare and sending the service's headers; 10000 pets; instructions a request under callgrind, the median of 3 windows of 50 requests after 200 uncounted$/m)
+  const tables = run.stdout.split(/^(?:every thread|the event loop)$/m).slice(1)
+  assert.equal(tables.length, 2, run.stdout)
+  const counts = tables.map((table) => table.split('\n').filter((line) => /^\| (401|get by id) \| \d+ \| \d+ \| \d+ \| \d+\.\d\d \| \d+\.\d\d \| \d+\.\d\d \|$/.test(line)).map((row) => {
+    const cells = row.split('|').map((cell) => cell.trim())
+    return { name: cells[1], service: Number(cells[2]), baseline: Number(cells[3]), headered: Number(cells[4]) }
+  }))
+  assert.deepEqual(counts.map((rows) => rows.map(({ name }) => name)), [['401', 'get by id'], ['401', 'get by id']], run.stdout)
+  counts[1]!.forEach((loop, index) => {
+    const all = counts[0]![index]!
+    // Counts of a request on each side, not of a whole process; the event loop is a part of all threads.
+    for (const side of ['service', 'baseline', 'headered'] as const) assert.ok(loop[side] > 10_000 && loop[side] <= all[side] && all[side] < 10_000_000, JSON.stringify({ loop, all }))
+  })
+  // The parts of each scenario add up to the event loop's count of the window they come from,
+  // and the service's own files are among them, where the baselines have none.
+  for (const scenario of ['401', 'get by id']) {
+    const table = run.stdout.split(`\n${scenario}: the event loop's instructions a request by part`)[1]!.split('\n\n')[0]!
+    const bearer = /^\| src\/auth\/bearer\.ts \| (\d+) \| (\d+) \| (\d+) \|$/m.exec(table)
+    assert.ok(bearer !== null, table)
+    assert.deepEqual([Number(bearer[1]) > 0, Number(bearer[2]), Number(bearer[3])], [true, 0, 0], table)
+    assert.match(table, /^\| Node: header name and value checks \(regular expressions\) \| \d+ \| \d+ \| \d+ \|$/m)
+    const sum = /^\| all \(parts under 100 too\) \| (\d+) \| (\d+) \| (\d+) \|$/m.exec(table)
+    assert.ok(sum !== null, table)
+    const loop = counts[1]!.find(({ name }) => name === scenario)!
+    // callgrind's summary line and its cost lines, summed, differ by what runs outside any function.
+    for (const [index, side] of (['service', 'baseline', 'headered'] as const).entries()) {
+      assert.ok(Math.abs(Number(sum[index + 1]) / loop[side] - 1) < 0.01, `${scenario} ${side}: parts ${sum[index + 1]}, event loop ${loop[side]}`)
+    }
   }
   assert.deepEqual(leftovers(), before)
 })
