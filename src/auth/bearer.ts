@@ -3,7 +3,7 @@ import { isConditional } from '../http/conditional-requests.ts'
 import { fixedErrorJson } from '../http/error-body.ts'
 import { ApiError } from '../http/errors.ts'
 import type { KeyScope } from '../store/types.ts'
-import { credentialsOf, isUsable, INVALID_KEY } from './credentials.ts'
+import { credentialsOf, isUsable, INVALID_KEY, keyAsSent } from './credentials.ts'
 import { refuseDuplicateCredentials } from './duplicate-credentials.ts'
 import type { AuthLimits } from './rate-limits.ts'
 
@@ -54,11 +54,15 @@ export function bearerAuth ({ keys, store, now, limits }: FastifyInstance): onRe
   return async function authenticate (request, reply) {
     refuseDuplicateCredentials(request)
     if (limits.mayRefuseAddress()) await limits.refuseSpentAddress(request, reply)
-    const { key, challenge } = credentialsOf(request)
-    if (key === undefined) return await refuse(request, reply, challenge)
     const at = now()
-    // Most requests find their key in memory and wait for nothing.
-    const record = keys.cached(key, at) ?? await keys.lookUp(key, at)
+    // Most requests find their key in memory, sent as every client sends it, and wait for nothing.
+    const sent = keyAsSent(request)
+    let record = sent === undefined ? undefined : keys.cached(sent, at)
+    if (record === undefined) {
+      const { key, challenge } = credentialsOf(request)
+      if (key === undefined) return await refuse(request, reply, challenge)
+      record = keys.cached(key, at) ?? await keys.lookUp(key, at)
+    }
     if (!record || !isUsable(record, at)) return await refuse(request, reply, INVALID_KEY)
     request.apiKeyId = record.id
     request.keyLineageId = record.lineageId

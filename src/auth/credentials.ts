@@ -22,6 +22,18 @@ export function isUsable (key: ApiKeyRecord, now: number): boolean {
  */
 export type Credentials = { key: string, challenge?: undefined } | { key?: undefined, challenge: string }
 
+const AS_SENT = 'Bearer '
+
+/**
+ * The key of an Authorization header in the form nearly every client sends, `Bearer <key>`,
+ * unchecked: only to find a key the key cache holds, which was checked when it was looked up.
+ * Any other header, or a key not in memory, goes through credentialsOf.
+ */
+export function keyAsSent (request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  return header !== undefined && header.length === AS_SENT.length + KEY_LENGTH && header.startsWith(AS_SENT) ? header.slice(AS_SENT.length) : undefined
+}
+
 export function credentialsOf (request: FastifyRequest): Credentials {
   // HTTP strips surrounding whitespace from field values; inject does not, so trim alike.
   const header = request.headers.authorization?.trim()

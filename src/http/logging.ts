@@ -223,7 +223,8 @@ export function requestLine (request: FastifyRequest, status: number, elapsedMs:
   // The path goes without its query, so a secret put in a query string stays out of logs, and
   // without anything that looks like a key.
   return LINE_HEAD + Date.now() + LINE_BASE +
-    ',"reqId":' + jsonString(request.id) + ',"method":' + jsonString(request.method) +
+    // A method is a token of Node's parser: nothing in it to escape.
+    ',"reqId":' + jsonString(request.id) + ',"method":"' + request.method + '"' +
     ',"route":' + (route === undefined ? 'null' : routeJson(route)) +
     ',"path":' + jsonString(pathOf(request.url)) +
     ',"status":' + status +
