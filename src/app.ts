@@ -11,7 +11,7 @@ import { jsonBodies } from './http/json-body.ts'
 import { lifecycle } from './http/lifecycle.ts'
 import { lingeringClose } from './http/lingering-close.ts'
 import { loadShedding } from './http/load-shedding.ts'
-import { keysRedacted, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
+import { keysRedacted, lazyRequestLogger, loggerOptions, requestIdOf, requestLogging, type LogDestination } from './http/logging.ts'
 import { methodNotAllowed } from './http/method-not-allowed.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { sharedSerializers } from './http/serializers.ts'
@@ -65,6 +65,7 @@ export async function buildApp ({ config, store, redis, now = Date.now, logStrea
   const app = Fastify({
     logger: { ...loggerOptions(config), stream: keysRedacted(logDestination) },
     genReqId: requestIdOf,
+    childLoggerFactory: lazyRequestLogger,
     // One line per request, written by requestLogging, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { hostname } from 'node:os'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import pino, { type Logger, type LoggerOptions } from 'pino'
+import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino'
 import type { Config } from '../config.ts'
 
 /**
@@ -91,7 +91,8 @@ function decodeKeyCharacters (text: string): string {
  * A caller's X-Request-Id is kept when it is a token of at most 128 characters that could not
  * hold a key (KEPT_REQUEST_ID), so traces join across services; any other id is replaced by a
  * fresh one, as the id is logged and echoed: a key or its secret pasted into the wrong header,
- * however wrapped, never is. Checked once, here: the request line writes the id unchecked.
+ * however wrapped, never is. Checked once, here: the request line writes the id as it is, as
+ * nothing in a kept id needs escaping in JSON.
  */
 export function requestIdOf (request: IncomingMessage): string {
   const given = request.headers['x-request-id']
@@ -182,6 +183,46 @@ export class BatchedLines implements LogDestination {
   }
 }
 
+/**
+ * Fastify gives every request a logger of its own, bound to the request id: a pino child,
+ * whose bindings are serialized as it is made. Most requests never use it (their one line is
+ * written by requestLogging, with the id as a field), so it is made when first used
+ * (docs/performance.md).
+ */
+export function lazyRequestLogger (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger
+}
+
+type LogArgs = Parameters<FastifyBaseLogger['info']>
+
+class LazyChildLogger {
+  readonly #parent: FastifyBaseLogger
+  readonly #bindings: Bindings
+  readonly #options: ChildLoggerOptions
+  #logger: FastifyBaseLogger | undefined
+
+  constructor (parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent
+    this.#bindings = bindings
+    this.#options = options
+  }
+
+  get #real (): FastifyBaseLogger {
+    return (this.#logger ??= this.#parent.child(this.#bindings, this.#options))
+  }
+
+  get level (): string { return this.#logger?.level ?? this.#parent.level }
+  set level (level: string) { this.#real.level = level }
+  fatal (...args: LogArgs) { this.#real.fatal(...args) }
+  error (...args: LogArgs) { this.#real.error(...args) }
+  warn (...args: LogArgs) { this.#real.warn(...args) }
+  info (...args: LogArgs) { this.#real.info(...args) }
+  debug (...args: LogArgs) { this.#real.debug(...args) }
+  trace (...args: LogArgs) { this.#real.trace(...args) }
+  silent (...args: LogArgs) { this.#real.silent(...args) }
+  child (bindings: Bindings, options?: ChildLoggerOptions) { return this.#real.child(bindings, options) }
+}
+
 // pino's own fields on every line (its default base): the request line carries them too.
 const LINE_HEAD = '{"level":30,"time":'
 const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
@@ -223,8 +264,9 @@ export function requestLine (request: FastifyRequest, status: number, elapsedMs:
   // The path goes without its query, so a secret put in a query string stays out of logs, and
   // without anything that looks like a key.
   return LINE_HEAD + Date.now() + LINE_BASE +
-    // A method is a token of Node's parser: nothing in it to escape.
-    ',"reqId":' + jsonString(request.id) + ',"method":"' + request.method + '"' +
+    // Nothing in the id or the method to escape: requestIdOf keeps only ids of A-Z a-z 0-9 . _ : -
+    // (else a UUID), and a method is a token of Node's parser.
+    ',"reqId":"' + request.id + '","method":"' + request.method + '"' +
     ',"route":' + (route === undefined ? 'null' : routeJson(route)) +
     ',"path":' + jsonString(pathOf(request.url)) +
     ',"status":' + status +

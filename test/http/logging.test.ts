@@ -77,7 +77,7 @@ test('the request line is the line pino writes for the same fields, whatever the
   const cases = [
     { id: 'req-1', method: 'GET', url: `${hostile}?secret=1`, routeOptions: { url: '/v1/pets/:petId' }, apiKeyId: 7 },
     { id: '0b9c8a1e-1111-4222-8333-444455556666', method: 'POST', url: '/v1/pets', routeOptions: { url: '/v1/pets' }, apiKeyId: undefined },
-    { id: 'req-"3"', method: 'M-SEARCH', url: '/nowhere', routeOptions: { url: undefined }, apiKeyId: undefined }
+    { id: 'req-3.retry:2_b', method: 'M-SEARCH', url: '/nowhere', routeOptions: { url: undefined }, apiKeyId: undefined }
   ]
   for (const request of cases) {
     written = ''

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { PassThrough } from 'node:stream'
+import type { IncomingMessage } from 'node:http'
 import { test } from 'node:test'
+import { requestIdOf } from '../../src/http/logging.ts'
 import { buildTestApp } from '../helpers/app.ts'
 import { assertError } from '../helpers/errors.ts'
 
@@ -126,4 +128,16 @@ test('ordinary X-Request-Ids are kept: a UUID, a ULID, a timestamped id, runs of
     assert.equal(res.headers['x-request-id'], id)
     assert.equal(lines.filter((l) => l.msg === 'request').at(-1)?.reqId, id)
   }
+})
+
+test('every id the service keeps or makes is written into JSON as it is: nothing in it needs escaping', () => {
+  // The request line writes the id without escaping it (src/http/logging.ts): hostile ids are
+  // replaced, the kept ones hold nothing JSON escapes.
+  const given = ['req-"quoted"', 'back\\slash', 'tab\there', 'line\nbreak', 'nul\u0000', 'é-accent', 'emoji-😀', 'sep\u2028', 'ok-id_1.2:3', '0b9c8a1e-1111-4222-8333-444455556666', '', ' ']
+  for (const id of given) {
+    const kept = requestIdOf({ headers: { 'x-request-id': id } } as unknown as IncomingMessage)
+    assert.equal(JSON.stringify(kept), `"${kept}"`, `${JSON.stringify(id)} became ${JSON.stringify(kept)}`)
+  }
+  const made = requestIdOf({ headers: {} } as unknown as IncomingMessage)
+  assert.equal(JSON.stringify(made), `"${made}"`)
 })
