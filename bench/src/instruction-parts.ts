@@ -24,8 +24,9 @@ export function instructionParts (dump: string, perfMap: string): Map<string, nu
     }
     return found !== undefined && address < found.end ? found.name : undefined
   }
-  // callgrind's format: names are given once as "(id) name", then as "(id)"; a cost line after
-  // "calls=" is what that call cost in all, already counted in the callee's own lines.
+  // callgrind's format: names are given once as "(id) name", then as "(id)"; a cost line starts
+  // with its position, absolute, relative (+N, -N) or the same as the line before (*); the cost
+  // line after "calls=" is what that call cost in all, already counted in the callee's own lines.
   const names = new Map<string, string>()
   const objects = new Map<string, string>()
   const named = (table: Map<string, string>, value: string) => {
@@ -44,7 +45,7 @@ export function instructionParts (dump: string, perfMap: string): Map<string, nu
     else if (line.startsWith('cob=')) named(objects, line.slice(4))
     else if (line.startsWith('cfn=')) named(names, line.slice(4))
     else if (line.startsWith('calls=')) callCost = true
-    else if (/^[0-9+-]/.test(line)) {
+    else if (/^[0-9+*-]/.test(line)) {
       if (callCost) callCost = false
       else {
         const part = partOf(/^0x[0-9a-f]+/.test(fn) ? compiled(parseInt(fn, 16)) ?? '' : fn, object)

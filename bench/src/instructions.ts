@@ -83,12 +83,11 @@ async function counted (start: (dir: string, valgrind: string[], flags: string[]
       await server.stop()
     }
     const dumps = Array.from({ length: windows }, (_, index) => countsOf(dir, index + 1))
+    // The median is one of the counts (the lower middle one of an even number): its window's parts.
     const eventLoop = median(dumps.map(({ eventLoop }) => eventLoop))
-    // The parts of the window whose event loop count is the median (the lower one of an even number).
-    const middle = dumps.map(({ eventLoop }) => eventLoop).sort((a, b) => a - b)[Math.floor((windows - 1) / 2)]
     const partsOfMiddle = perfMap === undefined
       ? undefined
-      : new Map([...instructionParts(join(dir, dumps.find((dump) => dump.eventLoop === middle)!.eventLoopFile), perfMap)].map(([part, count]) => [part, count / perWindow]))
+      : new Map([...instructionParts(join(dir, dumps.find((dump) => dump.eventLoop === eventLoop)!.eventLoopFile), perfMap)].map(([part, count]) => [part, count / perWindow]))
     return { all: median(dumps.map(({ all }) => all)) / perWindow, eventLoop: eventLoop / perWindow, parts: partsOfMiddle }
   } finally {
     rmSync(dir, { recursive: true, force: true })

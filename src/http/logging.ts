@@ -280,9 +280,8 @@ export function requestLine (request: FastifyRequest, status: number, elapsedMs:
 const NOTHING_TO_ESCAPE = /^[ !#-[\]-~]*$/
 
 /**
- * The JSON string of a value: quoted as it is when it holds nothing to escape, as request ids
- * (a UUID, or the caller's when it is a sane token), methods and almost every path do:
- * JSON.stringify on each field would be a large part of the line's cost.
+ * The JSON string of a path: quoted as it is when it holds nothing to escape, as almost every
+ * path does. JSON.stringify on each would be a large part of the line's cost.
  */
 function jsonString (text: string): string {
   return NOTHING_TO_ESCAPE.test(text) ? '"' + text + '"' : JSON.stringify(text)

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { instructionParts } from '../src/instruction-parts.ts'
+
+// Where Node put three compiled functions and a regular expression, as --perf-basic-prof writes it.
+const PERF_MAP = [
+  '1000000 100 JS:*getPet file:///srv/petstore/src/pets/get-pet.ts:40:10',
+  '1000200 80 JS:~header /srv/petstore/node_modules/fastify/lib/reply.js:120:3',
+  "1000300 40 RegExp: src: '^\\d+$' flags: ''",
+  ''
+].join('\n')
+
+// callgrind's compressed format: names given once as "(id) name" then as "(id)"; positions
+// absolute, relative (+N, -N) or the same as the line before (*); the line after "calls=" is
+// what the call cost in all, counted again in the callee's own lines.
+const DUMP = `# callgrind format
+version: 1
+creator: callgrind-3.19.0
+positions: line
+events: Ir
+summary: 800
+
+ob=(1) /usr/bin/node
+fl=(1) ???
+fn=(1) 0x0000000001000010
+16 100
++2 50
+cob=(2) /usr/lib/x86_64-linux-gnu/libc.so.6
+cfn=(2) memcpy
+calls=3 0
+* 400
+* 7
+fn=(3) 0x0000000001000210
+0 30
+-5 20
+ob=(2)
+fn=(2)
+0 400
+ob=(1)
+fn=(4) 0x0000000001000310
+0 60
+fn=(5) Builtins_StringAdd_CheckNone
+0 90
+fn=(6) 0x0000000009000000
+0 43
+
+totals: 800
+`
+
+test('instructionParts gives each function\'s own instructions by part, whatever form a position takes, and leaves a call\'s cost to the callee: the parts add up to the summary', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-parts-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'perf.map'), PERF_MAP)
+  writeFileSync(join(dir, 'callgrind.out'), DUMP)
+  const parts = instructionParts(join(dir, 'callgrind.out'), join(dir, 'perf.map'))
+  assert.deepEqual(Object.fromEntries(parts), {
+    'src/pets/get-pet.ts': 157,
+    'Fastify and its router': 50,
+    'C libraries (memory copies, locks)': 400,
+    'regular expression /^\\d+$/': 60,
+    'V8: strings (joining, lower case, numbers to text)': 90,
+    'other native code': 43
+  })
+  assert.equal([...parts.values()].reduce((sum, count) => sum + count, 0), 800)
+})
