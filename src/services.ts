@@ -59,6 +59,13 @@ export const services = fp(async function services (app: FastifyInstance, { conf
     redis: breaker,
     redisKeyPrefix: config.REDIS_KEY_PREFIX
   }))
+  // What the bearer check and the rate limits learn of a request, declared here so that every
+  // request is made with them (Fastify sets decorated fields in its constructor) and keeps one
+  // shape, rather than each hook adding fields to some requests as it runs.
+  app.decorateRequest('apiKeyId', undefined)
+  app.decorateRequest('keyLineageId', undefined)
+  app.decorateRequest('keyScope', undefined)
+  app.decorateRequest('keyCountDeferred', undefined)
   app.addHook('onClose', async () => {
     await timed.close()
     breaker?.stop()
