@@ -36,6 +36,17 @@ test('a plugin registered before the services it uses is refused, naming the mis
 })
 
 for (const [name, scope] of [['keyed-routes', keyedRoutes], ['public-routes', publicRoutes]] as const) {
+  test(`${name} on an app that has not declared the request's key fields is refused, naming the first`, async () => {
+    const app = Fastify()
+    for (const service of ['config', 'keys', 'store', 'now', 'limits']) app.decorate(service, null)
+    await assert.rejects(async () => { await app.register(scope) }, {
+      code: 'FST_ERR_PLUGIN_NOT_PRESENT_IN_INSTANCE',
+      message: `The decorator 'apiKeyId' required by '${name}' is not present in Request`
+    })
+  })
+}
+
+for (const [name, scope] of [['keyed-routes', keyedRoutes], ['public-routes', publicRoutes]] as const) {
   test(`${name} registered before a plugin whose hooks every request runs is refused, naming it`, async (t) => {
     const { store, cleanup } = await createTestStore()
     const app = Fastify()

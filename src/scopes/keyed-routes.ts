@@ -13,6 +13,6 @@ export const keyedRoutes = fp(async function keyedRoutes (app: FastifyInstance) 
 }, {
   name: 'keyed-routes',
   encapsulate: true,
-  decorators: { fastify: ['keys', 'store', 'now', 'limits'] },
+  decorators: { fastify: ['keys', 'store', 'now', 'limits'], request: ['apiKeyId', 'keyLineageId', 'keyScope', 'keyCountDeferred'] },
   dependencies: HOOKS_EVERY_REQUEST
 })

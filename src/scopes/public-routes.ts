@@ -23,6 +23,6 @@ export const publicRoutes = fp(async function publicRoutes (app: FastifyInstance
 }, {
   name: 'public-routes',
   encapsulate: true,
-  decorators: { fastify: ['keys', 'now', 'limits', 'config'] },
+  decorators: { fastify: ['keys', 'now', 'limits', 'config'], request: ['apiKeyId', 'keyScope', 'keyCountDeferred'] },
   dependencies: HOOKS_EVERY_REQUEST
 })
