@@ -70,4 +70,6 @@ function writeWhole (path: string, text: string): void {
   }
 }
 
-const seconds = (at: Date): number => Math.round(at.getTime() / 1000)
+// Whole seconds since the epoch, cut down as `date +%s` does: rounded, a run in the second half
+// of a second would carry the time of the next.
+const seconds = (at: Date): number => Math.floor(at.getTime() / 1000)

@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, w
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { size } from '../../src/cli/backup-files.ts'
+import { writeBackupMetrics } from '../../src/cli/backup-metrics.ts'
 import { loadMigrations } from '../../src/store/migrations.ts'
 import { backupMetrics, nameAt, nextSecond, readMetrics, STAMPED_DB } from '../helpers/backup-folder.ts'
 import { runCli, tempDir } from '../helpers/processes.ts'
@@ -133,4 +134,13 @@ test('backup refuses command lines that mix FILE and --dir, or give --keep a num
     assert.deepEqual(await runCli(args, { DATABASE_URL: url }), { code: 2, stdout: '', stderr: `petstore backup: ${message}\n${usage}` }, args.join(' '))
   }
   assert.deepEqual(readdirSync(dir).sort(), ['data', 'pets.jsonl'])
+})
+
+test('the metrics file gives its times in whole seconds cut down, as date +%s does: a run late in a second is stamped with that second', (t) => {
+  const metrics = join(tempDir(t), 'petstore_backup.prom')
+  writeBackupMetrics(metrics, { ok: true, at: new Date('2030-01-31T12:00:00.900Z'), bytes: 4096, seconds: 0.5 })
+  const success = Date.parse('2030-01-31T12:00:00Z') / 1000
+  assert.equal(readFileSync(metrics, 'utf8'), backupMetrics({ success, bytes: 4096, duration: 0.5, failures: 0, lastRun: success }))
+  writeBackupMetrics(metrics, { ok: false, at: new Date('2030-01-31T12:00:01.100Z') })
+  assert.equal(readFileSync(metrics, 'utf8'), backupMetrics({ success, bytes: 4096, duration: 0.5, failures: 1, lastRun: success + 1 }))
 })
