@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CLOCK_DRIVEN, type DumpParts } from './instruction-parts.ts'
 import { baselineInstructionsPerRequest, hasCallgrind, instructionsPerRequest, type Instructions } from './instructions.ts'
 import { loadGeneratorName, median, readyScenario, runLoad, SCALE_SCENARIOS, SCENARIOS, type LoadResult, type Scenario } from './load.ts'
 import { responseHeadersOf, type ResponseHeaders } from './response-headers.ts'
@@ -16,7 +17,8 @@ import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, REPO_ROOT, rssMb
  * --instructions [--parts] counts instead of timing, as bench:ab --instructions does: the
  * instructions a request costs the service, the baseline, and the baseline sending the service's
  * headers, warm, under callgrind (list 20, get by id, 401, or the scenarios named after the
- * options); --parts adds where the event loop's instructions went on each side.
+ * options); --parts adds where the event loop's instructions went on each side, and what the
+ * work done by the clock cost among them.
  * DATABASE_URL=postgres://… runs the service on PostgreSQL instead of a fresh SQLite file.
  */
 const { values: flags, positionals: names } = parseArgs({
@@ -302,8 +304,12 @@ async function headersOnACopy (storePath: string, key: string): Promise<Response
   }
 }
 
-/** Where one scenario's event loop instructions went on each side, a request, largest first on the service. */
-function printParts (scenario: string, service: Map<string, number>, baseline: Map<string, number>, headered: Map<string, number>) {
+/**
+ * Where one scenario's event loop instructions went on each side, a request, largest first on
+ * the service; then the clock-driven work among them.
+ */
+function printParts (scenario: string, ...sides: [DumpParts, DumpParts, DumpParts]) {
+  const [service, baseline, headered] = sides.map(({ own }) => own) as [Map<string, number>, Map<string, number>, Map<string, number>]
   console.log(`\n${scenario}: the event loop's instructions a request by part, each function's own (instruction-parts.ts)`)
   console.log('| part | service | baseline | baseline + headers |')
   console.log('|---|--:|--:|--:|')
@@ -314,4 +320,8 @@ function printParts (scenario: string, service: Map<string, number>, baseline: M
   for (const { part, counts } of rows) console.log(`| ${part} | ${counts.map((count) => fmt(count)).join(' | ')} |`)
   const total = (side: Map<string, number>) => fmt([...side.values()].reduce((sum, count) => sum + count, 0))
   console.log(`| all (parts under 100 too) | ${total(service)} | ${total(baseline)} | ${total(headered)} |`)
+  console.log(`\n${scenario}: clock-driven work, with all it calls, counted in the parts above (instruction-parts.ts, CLOCK_DRIVEN)`)
+  console.log('| work | service | baseline | baseline + headers |')
+  console.log('|---|--:|--:|--:|')
+  for (const [, kind] of CLOCK_DRIVEN) console.log(`| ${kind} | ${sides.map(({ clockDriven }) => fmt(clockDriven.get(kind)!)).join(' | ')} |`)
 }

@@ -1,5 +1,20 @@
 import { readFileSync } from 'node:fs'
 
+/** Where a dump's instructions went: each part's own, and what each kind of clock-driven work cost in all. */
+export interface DumpParts { own: Map<string, number>, clockDriven: Map<string, number> }
+
+/**
+ * Work the process does because time passed rather than because a request came, by the first
+ * function of each (what it calls included). Under callgrind a request takes milliseconds
+ * instead of tens of microseconds, so this work is shared among far fewer requests than at full
+ * speed, and weighs on the count as it does not in service. Found by name: a function V8 inlined
+ * into its caller has no name of its own and counts 0.
+ */
+export const CLOCK_DRIVEN: Array<[RegExp, string]> = [
+  [/^uv__run_timers$/, 'timers (Node\'s timers, the event loop delay monitor)'],
+  [/^JS:[*~^+']*keyVersion /, 'the key version, read at most once a millisecond']
+]
+
 /**
  * Where a callgrind dump's instructions went, by part: each function's own instructions (not
  * what it calls), grouped by what it is. V8's compiled JavaScript has no symbols for valgrind;
@@ -8,8 +23,10 @@ import { readFileSync } from 'node:fs'
  * a package, Node's own JavaScript, a regular expression V8 compiled (named by its source), or
  * a kind of V8 builtin, runtime or library code. What a function calls is counted where it
  * runs: a header's check in Node, a string's lower case in V8's builtin, whoever asked for it.
+ * Beside the parts, the clock-driven work (CLOCK_DRIVEN) with all it calls, already counted in
+ * the parts.
  */
-export function instructionParts (dump: string, perfMap: string): Map<string, number> {
+export function instructionParts (dump: string, perfMap: string): DumpParts {
   const code = readFileSync(perfMap, 'utf8').split('\n').filter(Boolean).map((line) => {
     const [start, size, ...name] = line.split(' ')
     return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: name.join(' ') }
@@ -24,6 +41,8 @@ export function instructionParts (dump: string, perfMap: string): Map<string, nu
     }
     return found !== undefined && address < found.end ? found.name : undefined
   }
+  const nameOf = (fn: string) => /^0x[0-9a-f]+/.test(fn) ? compiled(parseInt(fn, 16)) ?? '' : fn
+  const clockDrivenKind = (fn: string) => CLOCK_DRIVEN.find(([pattern]) => pattern.test(nameOf(fn)))?.[1]
   // callgrind's format: names are given once as "(id) name", then as "(id)"; a cost line starts
   // with its position, absolute, relative (+N, -N) or the same as the line before (*); the cost
   // line after "calls=" is what that call cost in all, already counted in the callee's own lines.
@@ -36,24 +55,31 @@ export function instructionParts (dump: string, perfMap: string): Map<string, nu
     return table.get(match[1]!) ?? value
   }
   const own = new Map<string, number>()
+  const clockDriven = new Map(CLOCK_DRIVEN.map(([, kind]) => [kind, 0]))
   let fn = ''
   let object = ''
+  let callee = ''
   let callCost = false
   for (const line of readFileSync(dump, 'utf8').split('\n')) {
     if (line.startsWith('fn=')) fn = named(names, line.slice(3))
     else if (line.startsWith('ob=')) object = named(objects, line.slice(3))
     else if (line.startsWith('cob=')) named(objects, line.slice(4))
-    else if (line.startsWith('cfn=')) named(names, line.slice(4))
+    else if (line.startsWith('cfn=')) callee = named(names, line.slice(4))
     else if (line.startsWith('calls=')) callCost = true
     else if (/^[0-9+*-]/.test(line)) {
-      if (callCost) callCost = false
-      else {
-        const part = partOf(/^0x[0-9a-f]+/.test(fn) ? compiled(parseInt(fn, 16)) ?? '' : fn, object)
-        own.set(part, (own.get(part) ?? 0) + Number(line.split(' ')[1] ?? 0))
+      const cost = Number(line.split(' ')[1] ?? 0)
+      if (callCost) {
+        callCost = false
+        // A call into clock-driven work from outside it: a call within it is in this cost already.
+        const kind = clockDrivenKind(callee)
+        if (kind !== undefined && clockDrivenKind(fn) !== kind) clockDriven.set(kind, clockDriven.get(kind)! + cost)
+      } else {
+        const part = partOf(nameOf(fn), object)
+        own.set(part, (own.get(part) ?? 0) + cost)
       }
     }
   }
-  return own
+  return { own, clockDriven }
 }
 
 const BUILTIN_KINDS: Array<[RegExp, string]> = [

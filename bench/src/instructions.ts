@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { instructionParts } from './instruction-parts.ts'
+import { instructionParts, type DumpParts } from './instruction-parts.ts'
 import { median, readyScenario, runRequests, type Scenario } from './load.ts'
 import type { ResponseHeaders } from './response-headers.ts'
 import { serviceEnv } from './store.ts'
@@ -85,9 +85,9 @@ async function counted (start: (dir: string, valgrind: string[], flags: string[]
     const dumps = Array.from({ length: windows }, (_, index) => countsOf(dir, index + 1))
     // The median is one of the counts (the lower middle one of an even number): its window's parts.
     const eventLoop = median(dumps.map(({ eventLoop }) => eventLoop))
-    const partsOfMiddle = perfMap === undefined
-      ? undefined
-      : new Map([...instructionParts(join(dir, dumps.find((dump) => dump.eventLoop === eventLoop)!.eventLoopFile), perfMap)].map(([part, count]) => [part, count / perWindow]))
+    const perRequest = (counts: Map<string, number>) => new Map([...counts].map(([part, count]) => [part, count / perWindow]))
+    const middle = perfMap === undefined ? undefined : instructionParts(join(dir, dumps.find((dump) => dump.eventLoop === eventLoop)!.eventLoopFile), perfMap)
+    const partsOfMiddle = middle === undefined ? undefined : { own: perRequest(middle.own), clockDriven: perRequest(middle.clockDriven) }
     return { all: median(dumps.map(({ all }) => all)) / perWindow, eventLoop: eventLoop / perWindow, parts: partsOfMiddle }
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -105,7 +105,7 @@ async function callgrind (dir: string, pid: number, ...command: string[]): Promi
 }
 
 /** Instructions of every thread, and of the event loop's thread alone; where the event loop's went, when asked. */
-export interface Instructions { all: number, eventLoop: number, parts?: Map<string, number> }
+export interface Instructions { all: number, eventLoop: number, parts?: DumpParts }
 
 /**
  * The counts of one dump (`part`, from 1) from callgrind's files with --separate-threads=yes:

@@ -3,13 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { instructionParts } from '../src/instruction-parts.ts'
+import { CLOCK_DRIVEN, instructionParts } from '../src/instruction-parts.ts'
 
 // Where Node put three compiled functions and a regular expression, as --perf-basic-prof writes it.
 const PERF_MAP = [
   '1000000 100 JS:*getPet file:///srv/petstore/src/pets/get-pet.ts:40:10',
   '1000200 80 JS:~header /srv/petstore/node_modules/fastify/lib/reply.js:120:3',
   "1000300 40 RegExp: src: '^\\d+$' flags: ''",
+  '1000400 40 JS:*\'keyVersion file:///srv/petstore/src/store/sqlite/sqlite-store.ts:64:14',
   ''
 ].join('\n')
 
@@ -21,7 +22,7 @@ version: 1
 creator: callgrind-3.19.0
 positions: line
 events: Ir
-summary: 800
+summary: 837
 
 ob=(1) /usr/bin/node
 fl=(1) ???
@@ -46,8 +47,29 @@ fn=(5) Builtins_StringAdd_CheckNone
 0 90
 fn=(6) 0x0000000009000000
 0 43
+fn=(7) uv__run_timers
+0 5
+cfn=(3)
+calls=1 0
+0 50
+cfn=(8) 0x0000000001000410
+calls=2 0
+0 70
+cfn=(7)
+calls=1 0
+0 75
+fn=(8)
+0 30
+cfn=(5)
+calls=1 0
+0 40
+fn=(9) uv_run
+0 2
+cfn=(7)
+calls=1 0
+0 125
 
-totals: 800
+totals: 837
 `
 
 test('instructionParts gives each function\'s own instructions by part, whatever form a position takes, and leaves a call\'s cost to the callee: the parts add up to the summary', (t) => {
@@ -55,14 +77,22 @@ test('instructionParts gives each function\'s own instructions by part, whatever
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'perf.map'), PERF_MAP)
   writeFileSync(join(dir, 'callgrind.out'), DUMP)
-  const parts = instructionParts(join(dir, 'callgrind.out'), join(dir, 'perf.map'))
-  assert.deepEqual(Object.fromEntries(parts), {
+  const { own, clockDriven } = instructionParts(join(dir, 'callgrind.out'), join(dir, 'perf.map'))
+  assert.deepEqual(Object.fromEntries(own), {
     'src/pets/get-pet.ts': 157,
     'Fastify and its router': 50,
     'C libraries (memory copies, locks)': 400,
     'regular expression /^\\d+$/': 60,
     'V8: strings (joining, lower case, numbers to text)': 90,
-    'other native code': 43
+    'other native code': 43,
+    'src/store/sqlite/sqlite-store.ts': 30,
+    'Node: C++ (HTTP parser, sockets, text encoding)': 7
   })
-  assert.equal([...parts.values()].reduce((sum, count) => sum + count, 0), 800)
+  assert.equal([...own.values()].reduce((sum, count) => sum + count, 0), 837)
+  // The timers' run, once with all it calls (a call of itself within it is not counted again),
+  // and the key version wherever it is called from.
+  assert.deepEqual(Object.fromEntries(clockDriven), {
+    [CLOCK_DRIVEN[0]![1]]: 125,
+    [CLOCK_DRIVEN[1]![1]]: 70
+  })
 })
