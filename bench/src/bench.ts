@@ -308,8 +308,9 @@ async function headersOnACopy (storePath: string, key: string): Promise<Response
  * Where one scenario's event loop instructions went on each side, a request, largest first on
  * the service; then the clock-driven work among them.
  */
-function printParts (scenario: string, ...sides: [DumpParts, DumpParts, DumpParts]) {
-  const [service, baseline, headered] = sides.map(({ own }) => own) as [Map<string, number>, Map<string, number>, Map<string, number>]
+function printParts (scenario: string, serviceParts: DumpParts, baselineParts: DumpParts, headeredParts: DumpParts) {
+  const sides = [serviceParts, baselineParts, headeredParts]
+  const [service, baseline, headered] = [serviceParts.own, baselineParts.own, headeredParts.own]
   console.log(`\n${scenario}: the event loop's instructions a request by part, each function's own (instruction-parts.ts)`)
   console.log('| part | service | baseline | baseline + headers |')
   console.log('|---|--:|--:|--:|')

@@ -8,7 +8,8 @@ export interface DumpParts { own: Map<string, number>, clockDriven: Map<string, 
  * function of each (what it calls included). Under callgrind a request takes milliseconds
  * instead of tens of microseconds, so this work is shared among far fewer requests than at full
  * speed, and weighs on the count as it does not in service. Found by name: a function V8 inlined
- * into its caller has no name of its own and counts 0.
+ * into its caller has no name of its own and counts 0. The kinds do not call each other (the
+ * key version is read by requests), so their figures add up.
  */
 export const CLOCK_DRIVEN: Array<[RegExp, string]> = [
   [/^uv__run_timers$/, 'timers (Node\'s timers, the event loop delay monitor)'],
@@ -42,7 +43,6 @@ export function instructionParts (dump: string, perfMap: string): DumpParts {
     return found !== undefined && address < found.end ? found.name : undefined
   }
   const nameOf = (fn: string) => /^0x[0-9a-f]+/.test(fn) ? compiled(parseInt(fn, 16)) ?? '' : fn
-  const clockDrivenKind = (fn: string) => CLOCK_DRIVEN.find(([pattern]) => pattern.test(nameOf(fn)))?.[1]
   // callgrind's format: names are given once as "(id) name", then as "(id)"; a cost line starts
   // with its position, absolute, relative (+N, -N) or the same as the line before (*); the cost
   // line after "calls=" is what that call cost in all, already counted in the callee's own lines.
@@ -70,9 +70,10 @@ export function instructionParts (dump: string, perfMap: string): DumpParts {
       const cost = Number(line.split(' ')[1] ?? 0)
       if (callCost) {
         callCost = false
-        // A call into clock-driven work from outside it: a call within it is in this cost already.
-        const kind = clockDrivenKind(callee)
-        if (kind !== undefined && clockDrivenKind(fn) !== kind) clockDriven.set(kind, clockDriven.get(kind)! + cost)
+        // callgrind names a function entered again within itself name'2: that call is in the
+        // cost of the outer one already.
+        const kind = /'\d+$/.test(callee) ? undefined : CLOCK_DRIVEN.find(([pattern]) => pattern.test(nameOf(callee)))?.[1]
+        if (kind !== undefined) clockDriven.set(kind, clockDriven.get(kind)! + cost)
       } else {
         const part = partOf(nameOf(fn), object)
         own.set(part, (own.get(part) ?? 0) + cost)
