@@ -17,8 +17,9 @@ import { BASELINE_SCRIPT, canPin, cpuSecondsOf, pinSelfToCore1, REPO_ROOT, rssMb
  * --instructions [--parts] counts instead of timing, as bench:ab --instructions does: the
  * instructions a request costs the service, the baseline, and the baseline sending the service's
  * headers, warm, under callgrind (list 20, get by id, 401, or the scenarios named after the
- * options); --parts adds where the event loop's instructions went on each side, and what the
- * work done by the clock cost among them.
+ * options); --parts adds where the event loop's instructions went on each side, what the work
+ * done by the clock cost among them, and what object literals defined in V8's runtime cost (a
+ * baseline's higher level).
  * DATABASE_URL=postgres://… runs the service on PostgreSQL instead of a fresh SQLite file.
  */
 const { values: flags, positionals: names } = parseArgs({
@@ -306,7 +307,8 @@ async function headersOnACopy (storePath: string, key: string): Promise<Response
 
 /**
  * Where one scenario's event loop instructions went on each side, a request, largest first on
- * the service; then the clock-driven work among them.
+ * the service; then the clock-driven work among them, and the object literals defined in V8's
+ * runtime.
  */
 function printParts (scenario: string, serviceParts: DumpParts, baselineParts: DumpParts, headeredParts: DumpParts) {
   const sides = [serviceParts, baselineParts, headeredParts]
@@ -325,4 +327,8 @@ function printParts (scenario: string, serviceParts: DumpParts, baselineParts: D
   console.log('| work | service | baseline | baseline + headers |')
   console.log('|---|--:|--:|--:|')
   for (const [, kind] of CLOCK_DRIVEN) console.log(`| ${kind} | ${sides.map(({ clockDriven }) => fmt(clockDriven.get(kind)!)).join(' | ')} |`)
+  console.log(`\n${scenario}: object literals whose properties V8 defined in its runtime, with all it calls, counted in the parts above (instruction-parts.ts, LITERALS_IN_RUNTIME); tens of thousands is a baseline at its higher level`)
+  console.log('| service | baseline | baseline + headers |')
+  console.log('|--:|--:|--:|')
+  console.log(`| ${sides.map(({ literalsInRuntime }) => fmt(literalsInRuntime)).join(' | ')} |`)
 }

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs'
 
-/** Where a dump's instructions went: each part's own, and what each kind of clock-driven work cost in all. */
-export interface DumpParts { own: Map<string, number>, clockDriven: Map<string, number> }
+/**
+ * Where a dump's instructions went: each part's own, what each kind of clock-driven work cost in
+ * all, and what object literals whose properties V8 defined in its runtime cost in all.
+ */
+export interface DumpParts { own: Map<string, number>, clockDriven: Map<string, number>, literalsInRuntime: number }
 
 /**
  * Work the process does because time passed rather than because a request came, by the first
@@ -17,6 +20,15 @@ export const CLOCK_DRIVEN: Array<[RegExp, string]> = [
 ]
 
 /**
+ * V8's runtime defining an object literal's properties one at a time, where optimized code
+ * usually stores them inline. Whether V8's optimized code for Node's process.nextTick takes this
+ * path for its tick object (a literal with symbol keys) changes from one start of the same code
+ * to the next, and with it a whole count, by over 30 000 instructions a request on the bare
+ * baseline (docs/performance.md): the bench names it so that such a count can be told apart.
+ */
+export const LITERALS_IN_RUNTIME = /^v8::internal::Runtime_DefineKeyedOwnPropertyInLiteral\(/
+
+/**
  * Where a callgrind dump's instructions went, by part: each function's own instructions (not
  * what it calls), grouped by what it is. V8's compiled JavaScript has no symbols for valgrind;
  * Node's `--perf-basic-prof` writes where each compiled function lies (`/tmp/perf-PID.map`), and
@@ -24,8 +36,8 @@ export const CLOCK_DRIVEN: Array<[RegExp, string]> = [
  * a package, Node's own JavaScript, a regular expression V8 compiled (named by its source), or
  * a kind of V8 builtin, runtime or library code. What a function calls is counted where it
  * runs: a header's check in Node, a string's lower case in V8's builtin, whoever asked for it.
- * Beside the parts, the clock-driven work (CLOCK_DRIVEN) with all it calls, already counted in
- * the parts.
+ * Beside the parts, the clock-driven work (CLOCK_DRIVEN) and the literals defined in V8's runtime
+ * (LITERALS_IN_RUNTIME), each with all it calls, already counted in the parts.
  */
 export function instructionParts (dump: string, perfMap: string): DumpParts {
   const code = readFileSync(perfMap, 'utf8').split('\n').filter(Boolean).map((line) => {
@@ -56,6 +68,7 @@ export function instructionParts (dump: string, perfMap: string): DumpParts {
   }
   const own = new Map<string, number>()
   const clockDriven = new Map(CLOCK_DRIVEN.map(([, kind]) => [kind, 0]))
+  let literalsInRuntime = 0
   let fn = ''
   let object = ''
   let callee = ''
@@ -72,15 +85,17 @@ export function instructionParts (dump: string, perfMap: string): DumpParts {
         callCost = false
         // callgrind names a function entered again within itself name'2: that call is in the
         // cost of the outer one already.
-        const kind = /'\d+$/.test(callee) ? undefined : CLOCK_DRIVEN.find(([pattern]) => pattern.test(nameOf(callee)))?.[1]
+        if (/'\d+$/.test(callee)) continue
+        const kind = CLOCK_DRIVEN.find(([pattern]) => pattern.test(nameOf(callee)))?.[1]
         if (kind !== undefined) clockDriven.set(kind, clockDriven.get(kind)! + cost)
+        if (LITERALS_IN_RUNTIME.test(callee)) literalsInRuntime += cost
       } else {
         const part = partOf(nameOf(fn), object)
         own.set(part, (own.get(part) ?? 0) + cost)
       }
     }
   }
-  return { own, clockDriven }
+  return { own, clockDriven, literalsInRuntime }
 }
 
 const BUILTIN_KINDS: Array<[RegExp, string]> = [

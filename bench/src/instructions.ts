@@ -87,7 +87,7 @@ async function counted (start: (dir: string, valgrind: string[], flags: string[]
     const eventLoop = median(dumps.map(({ eventLoop }) => eventLoop))
     const perRequest = (counts: Map<string, number>) => new Map([...counts].map(([part, count]) => [part, count / perWindow]))
     const middle = perfMap === undefined ? undefined : instructionParts(join(dir, dumps.find((dump) => dump.eventLoop === eventLoop)!.eventLoopFile), perfMap)
-    const partsOfMiddle = middle === undefined ? undefined : { own: perRequest(middle.own), clockDriven: perRequest(middle.clockDriven) }
+    const partsOfMiddle = middle === undefined ? undefined : { own: perRequest(middle.own), clockDriven: perRequest(middle.clockDriven), literalsInRuntime: middle.literalsInRuntime / perWindow }
     return { all: median(dumps.map(({ all }) => all)) / perWindow, eventLoop: eventLoop / perWindow, parts: partsOfMiddle }
   } finally {
     rmSync(dir, { recursive: true, force: true })
