@@ -312,22 +312,22 @@ async function headersOnACopy (storePath: string, key: string): Promise<Response
  */
 function printParts (scenario: string, serviceParts: DumpParts, baselineParts: DumpParts, headeredParts: DumpParts) {
   const sides = [serviceParts, baselineParts, headeredParts]
-  const [service, baseline, headered] = [serviceParts.own, baselineParts.own, headeredParts.own]
+  const owns = sides.map(({ own }) => own)
   console.log(`\n${scenario}: the event loop's instructions a request by part, each function's own (instruction-parts.ts)`)
   console.log('| part | service | baseline | baseline + headers |')
   console.log('|---|--:|--:|--:|')
-  const all = [...new Set([...service.keys(), ...baseline.keys(), ...headered.keys()])]
-  const rows = all.map((part) => ({ part, counts: [service, baseline, headered].map((side) => side.get(part) ?? 0) }))
+  const all = [...new Set(owns.flatMap((side) => [...side.keys()]))]
+  const rows = all.map((part) => ({ part, counts: owns.map((side) => side.get(part) ?? 0) }))
     .filter(({ counts }) => counts.some((count) => count >= 100))
     .sort((a, b) => b.counts[0]! - a.counts[0]! || b.counts[2]! - a.counts[2]!)
   for (const { part, counts } of rows) console.log(`| ${part} | ${counts.map((count) => fmt(count)).join(' | ')} |`)
   const total = (side: Map<string, number>) => fmt([...side.values()].reduce((sum, count) => sum + count, 0))
-  console.log(`| all (parts under 100 too) | ${total(service)} | ${total(baseline)} | ${total(headered)} |`)
+  console.log(`| all (parts under 100 too) | ${owns.map(total).join(' | ')} |`)
   console.log(`\n${scenario}: clock-driven work, with all it calls, counted in the parts above (instruction-parts.ts, CLOCK_DRIVEN)`)
   console.log('| work | service | baseline | baseline + headers |')
   console.log('|---|--:|--:|--:|')
   for (const [, kind] of CLOCK_DRIVEN) console.log(`| ${kind} | ${sides.map(({ clockDriven }) => fmt(clockDriven.get(kind)!)).join(' | ')} |`)
-  console.log(`\n${scenario}: object literals whose properties V8 defined in its runtime, with all it calls, counted in the parts above (instruction-parts.ts, LITERALS_IN_RUNTIME); tens of thousands is a baseline at its higher level`)
+  console.log(`\n${scenario}: object literals whose properties V8 defined in its runtime, with all it calls, counted in the parts above (instruction-parts.ts, LITERALS_IN_RUNTIME); thousands or more: that side counted at its higher level`)
   console.log('| service | baseline | baseline + headers |')
   console.log('|--:|--:|--:|')
   console.log(`| ${sides.map(({ literalsInRuntime }) => fmt(literalsInRuntime)).join(' | ')} |`)
